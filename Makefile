@@ -1,0 +1,51 @@
+# Two commands from a fresh clone: `make train` and `make test`.
+# TORCH is the torch requirement; GPU users override it, e.g. make test TORCH="torch==2.13.0+cu128".
+TORCH ?= torch==2.13.0
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev,vizdoom,video
+PYTEST_ARGS ?=
+
+.PHONY: setup train test test-slow lint format docs bench clean
+
+setup: $(VENV)/.installed
+
+# Re-run the install whenever setup.py changes. torch is installed first, and only
+# when the venv lacks a torch that satisfies $(TORCH), so an installed build is reused.
+$(VENV)/.installed: setup.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
+		|| $(PY) -m pip install "$(TORCH)"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@touch $@
+
+train: setup
+	$(PY) -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole_make_train \
+		--num_workers=2 --num_envs_per_worker=8 --train_for_env_steps=300000 --device=cpu --seed=1
+	@$(PY) -m sf_examples.print_watch_hint --env=CartPole-v1 --experiment=cartpole_make_train
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-slow: setup
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+docs: setup
+	$(PY) docs/gen_flags.py > docs/flags.md
+	$(VENV)/bin/mkdocs build -q
+
+bench: setup
+	../shared/bench/compare_sf2.sh cartpole
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,98 @@
+"""A dict of (nested) tensors that can be indexed and written to as a whole.
+
+Trajectory buffers, batches and model outputs are TensorDicts: ``td[idx]``
+indexes every leaf with the same index and returns a TensorDict of views,
+``td[idx] = other`` writes every leaf in place. No copies are made unless asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import torch
+from torch import Tensor
+
+
+class TensorDict(dict):
+    """``dict[str, Tensor | TensorDict]`` with whole-dict indexing and attribute access."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return dict.__getitem__(self, key)
+        return TensorDict({k: v[key] for k, v in self.items()})
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(key, str):
+            if isinstance(value, dict) and not isinstance(value, TensorDict):
+                value = TensorDict(value)
+            dict.__setitem__(self, key, value)
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self[k][key] = v
+        else:
+            for v in self.values():
+                v[key] = value
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return dict.__getitem__(self, key)
+        except KeyError as exc:
+            raise AttributeError(key) from exc
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __getstate__(self) -> dict:
+        return dict(self)
+
+    def __setstate__(self, state: dict) -> None:
+        self.update(state)
+
+    def apply(self, fn: Callable[[Tensor], Tensor]) -> "TensorDict":
+        """A new TensorDict with ``fn`` applied to every leaf tensor."""
+        return TensorDict({k: v.apply(fn) if isinstance(v, TensorDict) else fn(v) for k, v in self.items()})
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> "TensorDict":
+        return self.apply(lambda t: t.to(device, non_blocking=non_blocking))
+
+    def clone(self) -> "TensorDict":
+        return self.apply(lambda t: t.clone())
+
+    def share_memory_(self) -> "TensorDict":
+        for v in self.values():
+            v.share_memory_()
+        return self
+
+    def leaves(self) -> Iterator[Tensor]:
+        for v in self.values():
+            if isinstance(v, TensorDict):
+                yield from v.leaves()
+            else:
+                yield v
+
+    def numel_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.leaves())
+
+
+def clone_tensordict(d: TensorDict) -> TensorDict:
+    return d.clone()
+
+
+def cat_tensordicts(items: list[TensorDict], dim: int = 0) -> TensorDict:
+    """Concatenate TensorDicts of identical structure leaf by leaf."""
+    first = items[0]
+    out = TensorDict()
+    for k, v in first.items():
+        if isinstance(v, dict):
+            out[k] = cat_tensordicts([it[k] for it in items], dim)
+        else:
+            out[k] = torch.cat([it[k] for it in items], dim=dim)
+    return out
+
+
+def to_numpy(t: Tensor | np.ndarray | float) -> np.ndarray:
+    if isinstance(t, Tensor):
+        return t.detach().cpu().numpy()
+    return np.asarray(t)

@@ -1,0 +1,20 @@
+"""Type aliases shared across the package (names follow Sample Factory 2's public API)."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from sample_factory.utils.attr_dict import AttrDict
+
+Config = Namespace | AttrDict
+StatusCode = int
+PolicyID = int
+MpQueue = Any
+ObsSpace = gym.Space
+ActionSpace = gym.Space
+Device = str
+InitModelData = tuple[PolicyID, dict, Any, int]
+CreateEnvFunc = Callable[..., Any]

@@ -1,0 +1,45 @@
+"""Packaging for sample_factory: a high-throughput asynchronous RL library (APPO / V-trace)."""
+
+from setuptools import find_packages, setup
+
+with open("README.md", encoding="utf-8") as readme:
+    long_description = readme.read()
+
+core_requirements = [
+    "torch>=2.1",
+    "numpy>=1.26,<3",
+    "faster-fifo>=1.4.5,<2",
+    "gymnasium>=1.0",
+    "tensorboardX>=2.6",
+    "psutil>=5.9",
+    "threadpoolctl>=3.1",
+]
+
+extras = {
+    "vizdoom": ["vizdoom>=1.2.3", "opencv-python-headless>=4.8"],
+    "mujoco": ["mujoco>=3.1", "gymnasium[mujoco]>=1.0"],
+    "atari": ["ale-py>=0.9", "opencv-python-headless>=4.8"],
+    "onnx": ["onnx>=1.16", "onnxruntime>=1.18"],
+    "wandb": ["wandb>=0.17"],
+    "video": ["imageio>=2.34", "imageio-ffmpeg>=0.5"],
+    "dev": ["pytest>=8", "pytest-timeout>=2.3", "ruff>=0.6", "mkdocs>=1.6", "matplotlib>=3.8"],
+}
+
+setup(
+    name="sample-factory",
+    version="2.2.0.dev0",
+    description="High-throughput asynchronous reinforcement learning (APPO, V-trace) compatible with Sample Factory 2",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=find_packages(include=["sample_factory", "sample_factory.*", "sf_examples", "sf_examples.*"]),
+    install_requires=core_requirements,
+    extras_require=extras,
+    include_package_data=True,
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "License :: OSI Approved :: MIT License",
+        "Operating System :: POSIX :: Linux",
+    ],
+)
