@@ -7,7 +7,7 @@ The defaults are imported lazily so this module stays import-cheap.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class ModelFactory:

@@ -1,0 +1,83 @@
+"""Batcher: gathers complete trajectories of one policy into training batches.
+
+A batch is ``--batch_size * --num_batches_per_epoch`` samples, i.e. a fixed
+number of trajectory slots. The batcher copies those slots into one of
+``--num_batches_to_accumulate`` preallocated batch buffers and, in async mode,
+gives the slots back at once so the rollout workers never wait on training.
+When every batch buffer is taken (the learner is behind), trajectories stay
+in their slots; the rollout workers then run out of free slots and pause.
+In sync mode (``--async_rl=False``) the slots are only given back after the
+learner has trained on them, which stops collection during training.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.shared_buffers import allocate_trajectories, trajectories_per_batch
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.wiring import batcher_name, learner_name
+from sample_factory.utils.typing import Config, PolicyID
+
+
+def copy_slots(src: TensorDict, slots: torch.Tensor, dst: TensorDict) -> None:
+    """``dst[i] = src[slots[i]]`` for every leaf, written into the existing ``dst`` tensors."""
+    for key, value in src.items():
+        if isinstance(value, dict):
+            copy_slots(value, slots, dst[key])
+        else:
+            torch.index_select(value, 0, slots, out=dst[key])
+
+
+class Batcher(Component):
+    def __init__(
+        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj: TensorDict, free_slots
+    ) -> None:
+        super().__init__(batcher_name(policy_id), router)
+        self.cfg = cfg
+        self.env_info = env_info
+        self.policy_id = policy_id
+        self.traj = traj
+        self.free_slots = free_slots
+        self.per_batch = trajectories_per_batch(cfg)
+        self.pending: list[int] = []
+        self.batches: list[TensorDict] = []
+        self.free_batches: list[int] = []
+        self.held_slots: dict[int, list[int]] = {}
+        self.env_steps = 0  # frames received, restored from the checkpoint by the learner worker
+        self.stopped = False
+
+    def on_start(self) -> None:
+        num = max(1, self.cfg.num_batches_to_accumulate)
+        self.batches = [allocate_trajectories(self.cfg, self.env_info, self.per_batch, share=False) for _ in range(num)]
+        self.free_batches = list(range(num))
+
+    def on_new_trajectories(self, slots: list[int], frames: int) -> None:
+        self.pending.extend(slots)
+        self.env_steps += frames
+        self._make_batches()
+
+    def on_training_done(self, batch_idx: int) -> None:
+        held = self.held_slots.pop(batch_idx, None)
+        if held:
+            self.free_slots.put_many(held)
+        self.free_batches.append(batch_idx)
+        self._make_batches()
+
+    def _make_batches(self) -> None:
+        while len(self.pending) >= self.per_batch and self.free_batches and not self.stopped:
+            batch_idx = self.free_batches.pop()
+            slots = self.pending[: self.per_batch]
+            del self.pending[: self.per_batch]
+            with self.timing.add_time("batching"):
+                copy_slots(self.traj, torch.tensor(slots, dtype=torch.int64), self.batches[batch_idx])
+            if self.cfg.async_rl:
+                self.free_slots.put_many(slots)
+            else:
+                self.held_slots[batch_idx] = slots
+            self.send(learner_name(self.policy_id), "on_batch_ready", batch_idx)
+
+    def on_stop_requested(self) -> None:
+        self.stopped = True

@@ -1,0 +1,402 @@
+"""The learner of one policy: batches of trajectories in, SGD steps on the actor-critic out (APPO).
+
+Two entry points, meant to run on two threads so data preparation overlaps SGD (``--train_in_background_thread``):
+
+- ``prepare_batch`` (main thread): moves trajectories to the device, drops stale steps, shapes rewards, updates the
+  running normalisers once, computes bootstrap values and GAE advantages/returns, and flattens everything into
+  ``[N*T]`` samples, trajectory-major, so every ``recurrence``-long segment is contiguous.
+- ``train`` (training thread): ``--num_epochs`` x ``--num_batches_per_epoch`` minibatches of PPO with clipped value
+  loss, optional V-trace targets (recomputed per minibatch from the current policy), exploration and KL terms.
+
+The two threads share the model: the running normalisers are only used inside ``normalizers_mode`` (which
+serialises them, see ``batch_preparation``); the bootstrap forward pass of ``prepare_batch`` may read weights while
+the optimiser writes them, which can only perturb one batch's bootstrap values slightly. Each thread has its own
+``Timing`` (a ``Timing`` is not thread-safe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from sample_factory.algo.learning.batch_preparation import (
+    apply_returns_normalizer,
+    bootstrap_time_outs,
+    discard_stale,
+    flatten_steps,
+    normalize_observations,
+    predict_values,
+    shape_rewards,
+)
+from sample_factory.algo.learning.bptt import core_forward_bptt
+from sample_factory.algo.learning.losses import (
+    clip_fraction,
+    clipped_value_loss,
+    exploration_loss,
+    importance_ratios,
+    masked_mean_std,
+    normalize_advantages,
+    ppo_policy_loss,
+)
+from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
+from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
+from sample_factory.algo.utils.optimizers import Lamb
+from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.torch_utils import masked_mean
+from sample_factory.cfg.validation import effective_recurrence
+from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
+from sample_factory.model.encoder import ACTION_MASK_KEY
+from sample_factory.utils.timing import Timing
+from sample_factory.utils.typing import Config, PolicyID
+from sample_factory.utils.utils import log
+
+if TYPE_CHECKING:
+    from sample_factory.algo.utils.env_info import EnvInfo
+
+# Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
+_MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)
+
+
+def learner_device(cfg: Config) -> torch.device:
+    """``--device=gpu`` means the (first visible) CUDA device, falling back to the CPU when there is none."""
+    if cfg.device == "gpu" and torch.cuda.is_available():
+        return torch.device("cuda")
+    if cfg.device == "gpu":
+        log.warning("--device=gpu but CUDA is not available: the learner runs on the CPU")
+    return torch.device("cpu")
+
+
+def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimizer:
+    """``--optimizer``: Adam (``--adam_eps``, ``--adam_beta1/2``) or LAMB, at ``--learning_rate``."""
+    betas = (cfg.adam_beta1, cfg.adam_beta2)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps)
+    if cfg.optimizer == "lamb":
+        optimizer = Lamb(params, lr=cfg.learning_rate or 1.0, betas=betas, eps=cfg.adam_eps)  # Lamb rejects lr=0
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.learning_rate
+        return optimizer
+    raise ValueError(f"--optimizer={cfg.optimizer!r} is not supported: use adam or lamb")
+
+
+@dataclass
+class PolicyOutputs:
+    """The current policy evaluated on a minibatch: values [B], log-probs of the taken actions [B], distribution."""
+
+    values: Tensor
+    log_probs: Tensor
+    distribution: ActionDistribution
+
+
+class Learner:
+    """Optimises one policy's actor-critic; usable directly in tests, no processes involved.
+
+    Attributes: ``actor_critic``, ``optimizer``, ``lr_schedule``, ``device`` (set by ``init``), ``train_step``
+    (+1 per ``train`` call), ``policy_version`` (+1 per SGD step), ``recurrence`` (effective BPTT length),
+    ``timing`` (training thread) and ``batch_timing`` (``prepare_batch``), ``last_summary_time`` (for the caller).
+    """
+
+    def __init__(self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID = 0) -> None:
+        self.cfg = cfg
+        self.env_info = env_info
+        self.policy_id = policy_id
+        self.recurrence = effective_recurrence(cfg)
+        self._check_cfg()
+        self.device = torch.device("cpu")
+        self.actor_critic: ActorCritic | None = None
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.lr_schedule: LrSchedule = make_lr_schedule(cfg)
+        self.train_step = 0
+        self.policy_version = 0
+        self.last_summary_time = 0.0
+        self.timing = Timing("Learner")
+        self.batch_timing = Timing("Learner batch preparation")
+
+    def _check_cfg(self) -> None:
+        cfg, recurrence = self.cfg, self.recurrence
+        for name in ("batch_size", "rollout"):
+            if getattr(cfg, name) % recurrence:
+                raise ValueError(f"--{name}={getattr(cfg, name)} must be a multiple of --recurrence={recurrence}")
+        if cfg.with_vtrace and recurrence != cfg.rollout:
+            raise ValueError(f"--with_vtrace=True needs --recurrence={recurrence} equal to --rollout={cfg.rollout}")
+
+    def init(self) -> None:
+        """Build the model on the learner's device, the optimiser and the learning-rate schedule."""
+        self.device = learner_device(self.cfg)
+        self.actor_critic = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
+        self.actor_critic.model_to_device(self.device)
+        self.actor_critic.train()
+        self.optimizer = make_optimizer(self.cfg, self.actor_critic.parameters())
+        self.lr_schedule = make_lr_schedule(self.cfg)
+
+    @property
+    def lr(self) -> float:
+        return self.lr_schedule.lr
+
+    # ---- batch preparation (main thread) ------------------------------------------------------------------------
+
+    def prepare_batch(self, trajectories: TensorDict) -> TensorDict:
+        """Flat training samples ``[N*T]`` from N trajectories of length T (``trajectories`` is not modified).
+
+        Output keys: ``obs`` (normalised), ``rnn_states``, ``actions``, ``log_prob_actions``, ``action_logits``,
+        ``values`` (behaviour values, returns-normaliser space), ``returns`` (value targets, same space),
+        ``advantages`` (GAE, reward units), ``rewards`` (shaped), ``dones``, ``valids``, ``discarded`` (stale),
+        ``policy_version``, ``bootstrap_values`` (value after the trajectory's last step, as the model output it: in
+        returns-normaliser space, so V-trace can interpret it with the same statistics as the current values).
+        """
+        with self.batch_timing.add_time("prepare_batch"):
+            with self.batch_timing.add_time("to_device"):
+                traj = trajectories.to(self.device)
+            with torch.no_grad():
+                return self._prepare_on_device(traj)
+
+    def _prepare_on_device(self, traj: TensorDict) -> TensorDict:
+        cfg, ac, timing = self.cfg, self.actor_critic, self.batch_timing
+        num_trajectories, num_steps = traj["rewards"].shape
+        valids, discarded, _ = discard_stale(
+            traj["valids"].bool(), traj["policy_version"], self.policy_version, cfg.max_policy_lag
+        )  # [N, T]
+        rewards = shape_rewards(traj["rewards"].float(), cfg.reward_scale, cfg.reward_clip)  # [N, T]
+        with timing.add_time("normalize_obs"):
+            flat_obs = {key: flatten_steps(x, num_steps) for key, x in traj["obs"].items()}  # [N*T, ...]
+            obs = normalize_observations(ac, flat_obs, valids.flatten())
+        with timing.add_time("bootstrap_values"):
+            last_obs = {key: x[:, num_steps] for key, x in traj["obs"].items()}  # [N, ...]
+            bootstrap_output = predict_values(ac, last_obs, traj["rnn_states"][:, num_steps])  # [N]
+            bootstrap = apply_returns_normalizer(ac, bootstrap_output, denormalize=True)  # reward units
+        values = apply_returns_normalizer(ac, traj["values"].float(), denormalize=True)  # [N, T] reward units
+        if cfg.value_bootstrap:
+            rewards = bootstrap_time_outs(rewards, traj["time_outs"].float(), values, bootstrap, valids, cfg.gamma)
+        with timing.add_time("gae"):
+            advantages, returns = self._gae(rewards, traj["dones"].float(), values, bootstrap, valids)
+        returns, old_values = self._normalize_returns(returns, values, valids)
+
+        def flat(x: Tensor) -> Tensor:
+            return flatten_steps(x, num_steps)
+
+        return TensorDict(
+            obs=TensorDict(obs),
+            rnn_states=flat(traj["rnn_states"]),
+            actions=flat(traj["actions"]),
+            log_prob_actions=flat(traj["log_prob_actions"]),
+            action_logits=flat(traj["action_logits"]),
+            values=flat(old_values),
+            returns=flat(returns),
+            advantages=flat(advantages),
+            rewards=flat(rewards),
+            dones=flat(traj["dones"].float()),
+            valids=flat(valids),
+            discarded=flat(discarded),
+            policy_version=flat(traj["policy_version"]),
+            bootstrap_values=bootstrap_output.repeat_interleave(num_steps),
+        )
+
+    def _gae(
+        self, rewards: Tensor, dones: Tensor, values: Tensor, bootstrap: Tensor, valids: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """GAE advantages and returns ``A + V`` ([N, T], reward units).
+
+        Also computed with V-trace, where they only feed the returns normaliser's statistics (V-trace targets are
+        recomputed per minibatch).
+        """
+        values_ext = torch.cat([values, bootstrap.unsqueeze(1)], dim=1)  # [N, T+1]
+        valids_ext = torch.cat([valids, torch.ones_like(valids[:, :1])], dim=1)  # [N, T+1]
+        advantages = gae_advantages(rewards, dones, values_ext, valids_ext, self.cfg.gamma, self.cfg.gae_lambda)
+        return advantages, advantages + values
+
+    def _normalize_returns(self, returns: Tensor, values: Tensor, valids: Tensor) -> tuple[Tensor, Tensor]:
+        """Update the returns statistics from the valid returns, then map returns and old values into that space.
+
+        The behaviour values were produced under older statistics; re-normalising them with the new ones keeps
+        the value clipping comparing like with like.
+        """
+        if self.actor_critic.returns_normalizer is None:
+            return returns, values
+        apply_returns_normalizer(self.actor_critic, returns[valids], denormalize=False, update=True)
+        normalized_returns = apply_returns_normalizer(self.actor_critic, returns, denormalize=False)
+        return normalized_returns, apply_returns_normalizer(self.actor_critic, values, denormalize=False)
+
+    # ---- SGD (training thread) ----------------------------------------------------------------------------------
+
+    def train(self, batch: TensorDict) -> dict[str, float] | None:
+        """Run all epochs of SGD on a prepared batch; the stats of the last epoch, or None if nothing is valid."""
+        with self.timing.add_time("train"):
+            if not bool(batch["valids"].any()):
+                log.warning("Policy %d: every sample of the batch is invalid or stale, skipping it", self.policy_id)
+                return None
+            version_at_start = self.policy_version
+            num_sgd_steps = 0
+            for _ in range(self.cfg.num_epochs):
+                epoch_stats: list[dict[str, Tensor]] = []
+                for indices in self._minibatch_indices(batch["valids"].shape[0]):
+                    stats = self._train_minibatch(batch[indices])
+                    self.lr_schedule.after_minibatch(stats["kl_divergence"])
+                    epoch_stats.append(stats)
+                    num_sgd_steps += 1
+                self.lr_schedule.after_epoch()
+            self.train_step += 1
+            with self.timing.add_time("stats"):
+                return self._summarize(epoch_stats, batch, version_at_start, num_sgd_steps)
+
+    def _minibatch_indices(self, num_samples: int) -> list[slice | Tensor]:
+        """Sample indices of each minibatch: consecutive slices, or random whole ``recurrence``-long segments."""
+        batch_size = self.cfg.batch_size
+        if num_samples % batch_size:
+            raise ValueError(f"the batch has {num_samples} samples, not a multiple of --batch_size={batch_size}")
+        num_minibatches = num_samples // batch_size
+        if not self.cfg.shuffle_minibatches:
+            return [slice(i * batch_size, (i + 1) * batch_size) for i in range(num_minibatches)]
+        num_segments = num_samples // self.recurrence
+        segments = torch.randperm(num_segments, device=self.device).view(num_minibatches, -1)  # [M, bs/R]
+        steps = torch.arange(self.recurrence, device=self.device)
+        return list((segments.unsqueeze(-1) * self.recurrence + steps).flatten(1))  # M x [bs]
+
+    def _train_minibatch(self, mb: TensorDict) -> dict[str, Tensor]:
+        outputs = self._evaluate_policy(mb)
+        advantages, targets = self._advantages_and_targets(mb, outputs)
+        with self.timing.add_time("losses"):
+            losses, stats = self._losses(mb, outputs, advantages, targets)
+        with self.timing.add_time("update"):
+            stats["grad_norm"] = self._optimizer_step(losses)
+        return stats
+
+    def _evaluate_policy(self, mb: TensorDict) -> PolicyOutputs:
+        """Current policy on a minibatch: encoder on all samples, exact BPTT over segments, then the heads."""
+        ac = self.actor_critic
+        with self.timing.add_time("forward_head"):
+            head_output = ac.forward_head(mb["obs"])  # [B, F]
+        with self.timing.add_time("bptt"):
+            core_output = core_forward_bptt(ac, head_output, mb["rnn_states"], mb["dones"], self.recurrence)
+        with self.timing.add_time("tail"):
+            action_mask = mb["obs"].get(ACTION_MASK_KEY)
+            tail = ac.forward_tail(core_output, values_only=False, sample_actions=False, action_mask=action_mask)
+            distribution = ac.action_distribution()
+            log_probs = distribution.log_prob(mb["actions"])  # [B]
+        return PolicyOutputs(tail["values"], log_probs, distribution)
+
+    def _advantages_and_targets(self, mb: TensorDict, outputs: PolicyOutputs) -> tuple[Tensor, Tensor]:
+        """Advantages (reward units) and value targets (returns-normaliser space), each [B]."""
+        if not self.cfg.with_vtrace:
+            return mb["advantages"], mb["returns"]
+        with self.timing.add_time("vtrace"):
+            return self._vtrace_targets(mb, outputs.values.detach(), outputs.log_probs.detach())
+
+    def _vtrace_targets(self, mb: TensorDict, values: Tensor, log_probs: Tensor) -> tuple[Tensor, Tensor]:
+        """V-trace on the minibatch's whole trajectories with the current values and importance ratios."""
+        num_steps = self.cfg.rollout  # == recurrence, so minibatches hold whole trajectories
+        shape = (-1, num_steps)
+        ratios = torch.exp(log_probs - mb["log_prob_actions"]).view(shape)  # [n, T], truncated inside vtrace()
+        values_ext = torch.cat([values.view(shape), mb["bootstrap_values"].view(shape)[:, -1:]], dim=1)  # [n, T+1]
+        values_ext = apply_returns_normalizer(self.actor_critic, values_ext, denormalize=True)  # reward units
+        valids = mb["valids"].view(shape)
+        valids_ext = torch.cat([valids, torch.ones_like(valids[:, :1])], dim=1)  # [n, T+1]
+        cfg = self.cfg
+        vs, pg_advantages = vtrace(
+            ratios, mb["rewards"].view(shape), mb["dones"].view(shape), values_ext, valids_ext, cfg.gamma,
+            cfg.vtrace_rho, cfg.vtrace_c,
+        )  # fmt: skip
+        targets = apply_returns_normalizer(self.actor_critic, vs.flatten(), denormalize=False)
+        return pg_advantages.flatten(), targets
+
+    def _losses(
+        self, mb: TensorDict, outputs: PolicyOutputs, advantages: Tensor, targets: Tensor
+    ) -> tuple[Tensor, dict[str, Tensor]]:
+        """Total loss and detached per-minibatch stats; the reported loss terms include their coefficients."""
+        cfg, valids = self.cfg, mb["valids"]
+        ratios = importance_ratios(outputs.log_probs, mb["log_prob_actions"])  # [B]
+        policy_loss = ppo_policy_loss(ratios, normalize_advantages(advantages, valids), valids, cfg.ppo_clip_ratio)
+        value_loss = cfg.value_loss_coeff * clipped_value_loss(
+            outputs.values, mb["values"], targets, valids, cfg.ppo_clip_value
+        )
+        explore_loss = torch.zeros((), device=ratios.device)
+        if cfg.exploration_loss_coeff != 0.0:
+            explore_loss = cfg.exploration_loss_coeff * exploration_loss(
+                outputs.distribution, valids, cfg.exploration_loss
+            )
+        kl_divergence = self._kl_divergence(mb, outputs.distribution, with_grad=cfg.kl_loss_coeff != 0.0)
+        kl_loss = cfg.kl_loss_coeff * kl_divergence
+        loss = policy_loss + value_loss + explore_loss + kl_loss
+        adv_mean, adv_std = masked_mean_std(advantages, valids)
+        advantages_or_mean = torch.where(valids, advantages, adv_mean)  # invalid samples cannot set the extremes
+        stats = dict(
+            loss=loss, policy_loss=policy_loss, value_loss=value_loss, exploration_loss=explore_loss,
+            kl_loss=kl_loss, kl_divergence=kl_divergence,
+            entropy=masked_mean(outputs.distribution.entropy(), valids),
+            values=masked_mean(outputs.values, valids),
+            adv_mean=adv_mean, adv_std=adv_std, adv_min=advantages_or_mean.min(), adv_max=advantages_or_mean.max(),
+            clip_fraction=clip_fraction(ratios, valids, cfg.ppo_clip_ratio), ratio_mean=masked_mean(ratios, valids),
+        )  # fmt: skip
+        return loss, {key: value.detach() for key, value in stats.items()}
+
+    def _kl_divergence(self, mb: TensorDict, distribution: ActionDistribution, with_grad: bool) -> Tensor:
+        """Mean KL(behaviour policy || current policy) over the valid samples of the minibatch."""
+        tanh_scale = getattr(self.cfg, "continuous_tanh_scale", 0.0)
+        action_mask = mb["obs"].get(ACTION_MASK_KEY)
+        with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
+            old = get_action_distribution(self.env_info.action_space, mb["action_logits"], action_mask, tanh_scale)
+            return masked_mean(old.kl_divergence(distribution), mb["valids"])
+
+    def _optimizer_step(self, loss: Tensor) -> Tensor:
+        """Backward, gradient clipping (``--max_grad_norm``, off when <= 0), one optimiser step; the grad norm."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf")
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.actor_critic.parameters(), max_norm)
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr_schedule.lr
+        self.optimizer.step()
+        self.policy_version += 1
+        return grad_norm.detach()
+
+    def _summarize(
+        self, epoch_stats: list[dict[str, Tensor]], batch: TensorDict, version_at_start: int, num_sgd_steps: int
+    ) -> dict[str, float]:
+        """Minibatch stats reduced over the last epoch plus batch-level stats; one device sync in total."""
+        reduced: dict[str, Tensor] = {}
+        for key in epoch_stats[0]:
+            column = torch.stack([stats[key] for stats in epoch_stats]).float()
+            reduced[key] = column.min() if key in _MIN_STATS else column.max() if key in _MAX_STATS else column.mean()
+        valids, discarded = batch["valids"], batch["discarded"]
+        collected = valids | discarded  # steps of active agents, stale or not
+        version_diff = (version_at_start - batch["policy_version"][collected]).float()
+        reduced.update(
+            version_diff_avg=version_diff.mean(), version_diff_min=version_diff.min(),
+            version_diff_max=version_diff.max(), fraction_invalid=1.0 - valids.float().mean(),
+            num_invalids=(~valids).sum().float(), num_discarded=discarded.sum().float(),
+        )  # fmt: skip
+        summary = dict(zip(reduced.keys(), torch.stack(list(reduced.values())).tolist(), strict=True))
+        summary.update(
+            lr=self.lr_schedule.lr, num_sgd_steps=num_sgd_steps, train_step=self.train_step,
+            policy_version=self.policy_version,
+        )  # fmt: skip
+        return summary
+
+    # ---- checkpoints --------------------------------------------------------------------------------------------
+
+    def get_checkpoint_state(self) -> dict:
+        """Model (with normalisers), optimiser, counters and lr: plain tensors/dicts/numbers, ``weights_only``-safe.
+
+        Tensors are references to the live ones: save before the next training step changes them.
+        """
+        return {
+            "model": self.actor_critic.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "train_step": self.train_step,
+            "policy_version": self.policy_version,
+            "lr_schedule": self.lr_schedule.state_dict(),
+        }
+
+    def load_checkpoint_state(self, state: dict) -> None:
+        """Restore what ``get_checkpoint_state`` returned (after ``init``)."""
+        self.actor_critic.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.train_step = int(state["train_step"])
+        self.policy_version = int(state["policy_version"])
+        self.lr_schedule.load_state_dict(state["lr_schedule"])
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr_schedule.lr

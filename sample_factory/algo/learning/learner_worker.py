@@ -1,0 +1,187 @@
+"""Learner worker: the process role that owns one policy's Learner.
+
+The main thread (the event loop) receives batches from the batcher and
+prepares them (device transfer, normalisation, advantages); a background
+training thread (``--train_in_background_thread``) runs the SGD epochs, so
+preparing batch n+1 overlaps training on batch n. After each training call
+the weights are published to the inference workers through shared memory.
+Checkpoints are written from the main thread under the same lock as
+training, so they never capture a half-updated model.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import traceback
+
+from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.learning.checkpoints import load_latest_checkpoint, save_checkpoint
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.misc import memory_stats
+from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.algo.utils.torch_utils import init_torch_runtime
+from sample_factory.algo.utils.wiring import RUNNER, learner_name
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config, PolicyID
+
+HEARTBEAT_PERIOD = 1.0
+
+
+class LearnerWorker(Component):
+    def __init__(
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        policy_id: PolicyID,
+        router: Router,
+        batcher: Batcher,
+        weights: PolicyWeights,
+        serial: bool,
+    ) -> None:
+        super().__init__(learner_name(policy_id), router)
+        self.cfg = cfg
+        self.env_info = env_info
+        self.policy_id = policy_id
+        self.batcher = batcher
+        self.weights = weights
+        self.background = bool(cfg.train_in_background_thread) and not serial
+        self.learner: Learner | None = None
+        self.train_lock = threading.Lock()
+        self.train_queue: queue.Queue = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.last_checkpoint_time = time.monotonic()
+        self.samples_trained = 0
+        self.stopping = False
+
+    # ---------------------------------------------------------------- start-up
+    def on_start(self) -> None:
+        try:
+            init_torch_runtime(self.cfg, max_num_threads=max(1, self.cfg.learner_main_loop_num_cores))
+            self.learner = Learner(self.cfg, self.env_info, self.policy_id)
+            self.learner.init()
+            self._restore()
+            self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)
+        except Exception:
+            self._report_error()
+            return
+        if self.background:
+            self.thread = threading.Thread(target=self._training_thread, name=f"{self.name}_train", daemon=True)
+            self.thread.start()
+        self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
+        self.send(RUNNER, "on_component_ready", self.batcher.name)
+        self.send(RUNNER, "on_component_ready", self.name)
+        self.send(RUNNER, "on_env_steps", self.policy_id, self.batcher.env_steps)
+
+    def _restore(self) -> None:
+        state = load_latest_checkpoint(self.cfg, self.policy_id, self.learner.device)
+        if state is None:
+            return
+        self.learner.load_checkpoint_state(state)
+        self.batcher.env_steps = int(state.get("env_steps", 0))
+        log.info(
+            "Policy %d resumed at train step %d, env steps %d",
+            self.policy_id,
+            self.learner.train_step,
+            self.batcher.env_steps,
+        )
+
+    # ---------------------------------------------------------------- batches
+    def on_batch_ready(self, batch_idx: int) -> None:
+        if self.stopping:
+            self.batcher.on_training_done(batch_idx)
+            return
+        try:
+            with self.timing.add_time("prepare_batch"):
+                prepared = self.learner.prepare_batch(self.batcher.batches[batch_idx])
+        except Exception:
+            self._report_error()
+            return
+        if self.background:
+            self.train_queue.put((batch_idx, prepared))
+        else:
+            self.on_training_done(batch_idx, self._train(prepared))
+
+    def _train(self, prepared) -> dict | None:
+        with self.train_lock:
+            with self.timing.add_time("train"):
+                stats = self.learner.train(prepared)
+            with self.timing.add_time("publish_weights"):
+                self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)
+        return stats
+
+    def _training_thread(self) -> None:
+        init_torch_runtime(self.cfg, max_num_threads=1)
+        while True:
+            item = self.train_queue.get()
+            if item is None:
+                return
+            batch_idx, prepared = item
+            try:
+                stats = self._train(prepared)
+            except Exception:
+                self.loop.inbox.put((self.name, "on_training_error", (traceback.format_exc(),)))
+                return
+            # through the inbox (not the local deque) so a loop blocked waiting for messages wakes up
+            self.loop.inbox.put((self.name, "on_training_done", (batch_idx, stats)))
+
+    def on_training_error(self, tb: str) -> None:
+        log.error("%s training failed:\n%s", self.name, tb)
+        self.send(RUNNER, "on_component_error", self.name, tb)
+
+    def on_training_done(self, batch_idx: int, stats: dict | None) -> None:
+        self.samples_trained += self.batcher.per_batch * self.cfg.rollout
+        self.batcher.on_training_done(batch_idx)
+        env_steps = self.batcher.env_steps
+        if stats is not None:
+            stats.update(memory_stats("learner", self.learner.device))
+        self.send(RUNNER, "on_train_stats", self.policy_id, stats, env_steps)
+        if time.monotonic() - self.last_checkpoint_time >= self.cfg.save_every_sec:
+            self.save()
+
+    # ---------------------------------------------------------------- checkpoints and shutdown
+    def save(self) -> None:
+        if self.learner is None:
+            return
+        with self.train_lock, self.timing.add_time("save_checkpoint"):
+            state = self.learner.get_checkpoint_state()
+            state["env_steps"] = self.batcher.env_steps
+            path = save_checkpoint(self.cfg, self.policy_id, state, self.learner.train_step, self.batcher.env_steps)
+        self.last_checkpoint_time = time.monotonic()
+        log.debug("Saved %s", path)
+
+    def on_save_requested(self) -> None:
+        self.save()
+
+    def _report_error(self) -> None:
+        tb = traceback.format_exc()
+        log.error("%s failed:\n%s", self.name, tb)
+        self.send(RUNNER, "on_component_error", self.name, tb)
+
+    def on_stop_requested(self, save: bool = True) -> None:
+        self.stopping = True
+        self.batcher.on_stop_requested()
+        if self.thread is not None:
+            self.train_queue.put(None)
+            self.thread.join(timeout=60)
+        if save:
+            try:
+                self.save()
+            except Exception:
+                log.error("%s could not save its final checkpoint:\n%s", self.name, traceback.format_exc())
+        tree = self.batcher.timing.tree_str(), self.timing.tree_str(), self._learner_tree()
+        self.send(RUNNER, "on_component_stopped", self.batcher.name, tree[0])
+        self.send(RUNNER, "on_component_stopped", self.name, _join_trees(tree[1], tree[2]))
+        self.loop.component_stopped(self.batcher.name)
+        self.loop.component_stopped(self.name)
+
+    def _learner_tree(self) -> str:
+        timing = getattr(self.learner, "timing", None)
+        return timing.tree_str() if timing is not None else ""
+
+
+def _join_trees(*trees: str) -> str:
+    return "\n".join(t for t in trees if t)

@@ -1,0 +1,269 @@
+"""Runner: the main process's component. Starts everything, reports, decides when to stop.
+
+The parallel and serial runners differ only in where the other components
+live (own processes vs. this loop); both build them with the same code in
+:mod:`sample_factory.algo.runners.components` and wire them by name
+(:mod:`sample_factory.algo.utils.wiring`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+
+from sample_factory.algo.runners.stats import (
+    FPS_WINDOWS,
+    FpsMeter,
+    PolicyStats,
+    SummaryWriters,
+    episode_summaries,
+    progress_line,
+    status_line,
+    train_summaries,
+)
+from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
+from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
+from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import experiment_dir, summaries_dir
+
+REPORT_PERIOD = 5.0
+STOP_TIMEOUT = 20.0
+
+
+class Runner(Component):
+    """Base runner: stats, summaries, stop conditions, orderly shutdown."""
+
+    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router) -> None:
+        super().__init__(RUNNER, router)
+        self.cfg = cfg
+        self.env_info = env_info
+        self.status: StatusCode = ExperimentStatus.SUCCESS
+        self.policy_stats = {p: PolicyStats(cfg.stats_avg) for p in range(cfg.num_policies)}
+        self.env_steps = {p: 0 for p in range(cfg.num_policies)}
+        self.initial_env_steps: dict[int, int | None] = {p: None for p in range(cfg.num_policies)}
+        self.fps_meter = FpsMeter()
+        self.sample_meters = {p: FpsMeter() for p in range(cfg.num_policies)}
+        self.component_names: list[str] = []
+        self.ready: set[str] = set()
+        self.stopped_trees: dict[str, str] = {}
+        self.last_heartbeat: dict[str, float] = {}
+        self.last_heartbeat_warning: dict[str, float] = {}
+        self.sampling_started_at: float | None = None
+        self.stop_requested_at: float | None = None
+        self.finished_at: float | None = None
+        self.train_started = time.monotonic()
+        self.writers: SummaryWriters | None = None
+        self.loop: EventLoop | None = None
+        self._interrupted = False
+        self.last_summary_step = {p: -1 for p in range(cfg.num_policies)}
+
+    # ---------------------------------------------------------------- life cycle
+    def attach(self, loop: EventLoop, component_names: list[str]) -> None:
+        self.component_names = component_names
+        loop.add_component(self)
+        loop.add_timer(REPORT_PERIOD, self._report)
+        loop.add_timer(max(1.0, self.cfg.experiment_summaries_interval), self._write_summaries)
+        loop.add_timer(0.5, self._check_stop_conditions)
+        loop.add_timer(max(1.0, self.cfg.heartbeat_interval), self._check_heartbeats)
+        if self.cfg.save_every_sec > 0:
+            loop.add_timer(self.cfg.save_every_sec, self._request_checkpoints)
+        self.writers = SummaryWriters(
+            summaries_dir(experiment_dir(self.cfg)), self.cfg.num_policies, self.cfg.flush_summaries_interval
+        )
+
+    def install_signal_handlers(self) -> None:
+        def handler(signum, _frame):
+            if not self._interrupted:
+                log.warning("Received %s: stopping, saving checkpoints", signal.Signals(signum).name)
+            self._interrupted = True
+
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+
+    # ---------------------------------------------------------------- slots
+    def on_component_ready(self, name: str) -> None:
+        self.ready.add(name)
+        self.last_heartbeat[name] = time.monotonic()
+        if self.sampling_started_at is None and self.ready >= set(self.component_names):
+            log.info("All %d components ready, collecting experience", len(self.component_names))
+            self.sampling_started_at = time.monotonic()
+            for name in self.component_names:
+                if name.startswith("rollout_w"):
+                    self.send(name, "on_begin_sampling")
+
+    def on_heartbeat(self, name: str) -> None:
+        self.last_heartbeat[name] = time.monotonic()
+
+    def on_env_steps(self, policy_id: int, env_steps: int) -> None:
+        self._update_env_steps(policy_id, env_steps)
+
+    def on_episodes_finished(self, episodes: list) -> None:
+        for policy_id, reward, length, objective, extra in episodes:
+            self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+
+    def on_train_stats(self, policy_id: int, stats: dict | None, env_steps: int) -> None:
+        self._update_env_steps(policy_id, env_steps)
+        if stats:
+            self.policy_stats[policy_id].train = stats
+
+    def on_component_error(self, name: str, tb: str) -> None:
+        log.error("Component %s failed, stopping the run. Its traceback:\n%s", name, tb)
+        self.status = ExperimentStatus.FAILURE
+        self.request_stop(save=False)
+
+    def on_component_stopped(self, name: str, tree: str) -> None:
+        self.stopped_trees[name] = tree
+        if set(self.stopped_trees) >= set(self.component_names):
+            self._finish()
+
+    # ---------------------------------------------------------------- periodic work
+    def _update_env_steps(self, policy_id: int, env_steps: int) -> None:
+        if self.initial_env_steps[policy_id] is None:
+            self.initial_env_steps[policy_id] = env_steps
+        self.env_steps[policy_id] = env_steps
+        now = time.monotonic()
+        self.fps_meter.record(self.collected_total(), now)
+        self.sample_meters[policy_id].record(self.collected(policy_id), now)
+
+    def collected(self, policy_id: int) -> int:
+        return self.env_steps[policy_id] - (self.initial_env_steps[policy_id] or 0)
+
+    def collected_total(self) -> int:
+        return sum(self.collected(p) for p in self.env_steps)
+
+    def _report(self) -> None:
+        if self.sampling_started_at is None or self.stop_requested_at is not None:
+            return
+        fps = {w: _nan_to_zero(self.fps_meter.fps(w)) for w in FPS_WINDOWS}
+        throughput = {p: _nan_to_zero(m.fps(FPS_WINDOWS[0])) for p, m in self.sample_meters.items()}
+        lags = {}
+        for p, stats in self.policy_stats.items():
+            t = stats.train
+            if t:
+                lags[p] = (t.get("version_diff_min", 0.0), t.get("version_diff_avg", 0.0), t.get("version_diff_max", 0.0))
+        total = sum(self.env_steps.values())
+        log.info(status_line(fps, total, throughput, self.collected_total(), lags))
+        progress = progress_line(self.cfg, min(self.env_steps.values()), fps[FPS_WINDOWS[0]])
+        if progress:
+            log.info(progress)
+        rewards = [(p, f"{s.avg_reward():.3f}") for p, s in self.policy_stats.items() if s.reward]
+        if rewards:
+            log.info(f"Avg episode reward: {rewards}")
+
+    def _write_summaries(self) -> None:
+        if self.writers is None:
+            return
+        fps = _nan_to_zero(self.fps_meter.fps(FPS_WINDOWS[0]))
+        for p, stats in self.policy_stats.items():
+            step = self.env_steps[p]
+            if step == self.last_summary_step[p]:
+                continue
+            self.last_summary_step[p] = step
+            values = episode_summaries(stats)
+            values.update(train_summaries(stats.train))
+            values["perf/_fps"] = fps
+            values["perf/_sample_throughput"] = _nan_to_zero(self.sample_meters[p].fps(FPS_WINDOWS[0]))
+            values.update({f"stats/{k}": v for k, v in memory_stats("runner", "cpu").items()})
+            self.writers.scalars(p, values, step)
+
+    def _check_stop_conditions(self) -> None:
+        self.check_processes()
+        if self.stop_requested_at is not None:
+            if time.monotonic() - self.stop_requested_at > STOP_TIMEOUT:
+                missing = sorted(set(self.component_names) - set(self.stopped_trees))
+                log.error("Components did not stop within %.0f s: %s", STOP_TIMEOUT, missing)
+                self._finish()
+            return
+        if self._interrupted:
+            self.status = ExperimentStatus.INTERRUPTED
+            self.request_stop()
+            return
+        if self.sampling_started_at is None:
+            return
+        if all(steps >= self.cfg.train_for_env_steps for steps in self.env_steps.values()):
+            log.info("Reached --train_for_env_steps=%d", self.cfg.train_for_env_steps)
+            self._mark_done()
+            self.request_stop()
+        elif time.monotonic() - self.train_started > self.cfg.train_for_seconds:
+            log.info("Reached --train_for_seconds=%d", self.cfg.train_for_seconds)
+            self._mark_done()
+            self.request_stop()
+
+    def _check_heartbeats(self) -> None:
+        now = time.monotonic()
+        limit = 2 * self.cfg.heartbeat_interval
+        for name, last in self.last_heartbeat.items():
+            if name in self.stopped_trees or now - last < limit:
+                continue
+            if now - self.last_heartbeat_warning.get(name, 0.0) >= self.cfg.heartbeat_reporting_interval:
+                log.warning("Component %s has not sent a heartbeat for %.0f s: it may be stuck", name, now - last)
+                self.last_heartbeat_warning[name] = now
+
+    def _request_checkpoints(self) -> None:
+        """Periodic saving is driven by the learners themselves; nothing to do here."""
+
+    def check_processes(self) -> None:
+        """Parallel runner: detect dead processes and count their components as stopped. Serial: nothing."""
+
+    def _mark_done(self) -> None:
+        with open(os.path.join(experiment_dir(self.cfg), "done"), "w") as marker:
+            marker.write(f"{sum(self.env_steps.values())}\n")
+
+    # ---------------------------------------------------------------- shutdown
+    def request_stop(self, save: bool = True) -> None:
+        if self.stop_requested_at is not None:
+            return
+        self.stop_requested_at = time.monotonic()
+        self.finished_at = time.monotonic()
+        for name in self.component_names:
+            if name.startswith("learner_p"):
+                self.send(name, "on_stop_requested", save)
+            elif not name.startswith("batcher_p"):
+                self.send(name, "on_stop_requested")
+
+    def _finish(self) -> None:
+        if self.writers is not None:
+            self._write_summaries()
+            self.writers.close()
+            self.writers = None
+        self.loop.component_stopped(self.name)
+        self.loop.stop()
+
+    def print_final_report(self) -> None:
+        log.info("Runner profile tree view:\n%s", self.timing.tree_str())
+        for name in self._report_order():
+            tree = self.stopped_trees.get(name)
+            if tree is not None:
+                log.info("%s profile tree view:\n%s", _display_name(name), tree)
+        collected = {p: self.collected(p) for p in self.env_steps}
+        start = self.sampling_started_at or self.train_started
+        elapsed = max(1e-9, (self.finished_at or time.monotonic()) - start)
+        log.info("Collected %s, FPS: %.1f", collected, sum(collected.values()) / elapsed)
+
+    def _report_order(self) -> list[str]:
+        workers = sorted((n for n in self.component_names if n.startswith("rollout_w")), key=lambda n: int(n[9:]))
+        chosen = workers[:1] + workers[-1:] if len(workers) > 1 else workers
+        rest = [n for n in self.component_names if n.startswith(("inference_", "batcher_", "learner_"))]
+        return chosen + rest
+
+    def run_loop(self) -> StatusCode:
+        self.loop.run()
+        self.print_final_report()
+        return self.status
+
+
+def _nan_to_zero(x: float) -> float:
+    return 0.0 if x is None or math.isnan(x) else x
+
+
+def _display_name(name: str) -> str:
+    kinds = {"rollout_w": "RolloutWorker", "inference_": "InferenceWorker", "batcher_": "Batcher", "learner_": "Learner"}
+    for prefix, kind in kinds.items():
+        if name.startswith(prefix):
+            return f"{kind} {name}"
+    return name

@@ -1,0 +1,150 @@
+"""Parallel runner: one process per rollout worker, per inference worker, and per policy's learner.
+
+Children are started with the ``spawn`` method (safe with torch and simulator
+threads). Each child ignores SIGINT/SIGTERM: the runner alone decides when to
+stop and tells every component, so checkpoints get written. Each child also
+watches its parent and exits if the runner disappears, so no orphan survives
+a crashed or killed runner.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+
+from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
+from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config, StatusCode
+
+RUNNER_LOOP = "runner"
+JOIN_TIMEOUT = 10.0
+PARENT_CHECK_PERIOD = 1.0
+
+
+def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) -> None:
+    if spec.kind == "rollout":
+        if cfg.default_niceness:
+            os.nice(cfg.default_niceness)
+        if cfg.set_workers_cpu_affinity and worker_idx is not None and hasattr(os, "sched_setaffinity"):
+            cores = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, {cores[worker_idx % len(cores)]})
+        if cfg.force_envs_single_thread:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=1)
+
+
+def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, parent_pid: int) -> None:
+    """Entry point of every child process: build the loop's components and run it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from sample_factory.algo.utils.context import set_global_context
+    from sample_factory.utils.logging_setup import init_file_logger
+    from sample_factory.utils.utils import experiment_dir
+
+    set_global_context(sf_context)
+    cfg = shared.cfg
+    if cfg.log_to_file:
+        init_file_logger(experiment_dir(cfg))
+    worker_idx = int(spec.name[9:]) if spec.kind == "rollout" else None
+    _set_process_options(cfg, spec, worker_idx)
+    loop = EventLoop(spec.name, router.inboxes[spec.name], router)
+    for component in spec.build(router, shared):
+        loop.add_component(component)
+
+    def check_parent() -> None:
+        if os.getppid() != parent_pid:
+            log.error("%s: the runner process is gone, exiting", spec.name)
+            os._exit(1)
+
+    loop.add_timer(PARENT_CHECK_PERIOD, check_parent)
+    loop.run()
+
+
+class ParallelRunner:
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.runner: Runner | None = None
+        self.processes: dict[str, multiprocessing.Process] = {}
+        self.process_components: dict[str, list[str]] = {}
+        self.inboxes: dict = {}
+
+    def init(self) -> StatusCode:
+        from sample_factory.algo.utils.context import sf_global_context
+
+        cfg = self.cfg
+        env_info = obtain_env_info(cfg)
+        shared = make_shared_state(cfg, env_info, serial=False)
+        specs = loop_specs(cfg)
+        component_loops = {RUNNER: RUNNER_LOOP}
+        for spec in specs:
+            component_loops.update({name: spec.name for name in spec.component_names})
+        self.inboxes = {RUNNER_LOOP: make_mp_inbox(), **{spec.name: make_mp_inbox() for spec in specs}}
+        router = Router(component_loops, self.inboxes)
+        loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
+        self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
+        self.runner.attach(loop, [n for spec in specs for n in spec.component_names])
+        self.runner.install_signal_handlers()
+
+        ctx = multiprocessing.get_context("spawn")
+        child_router = Router(component_loops, self.inboxes)
+        for spec in specs:
+            proc = ctx.Process(
+                target=_child_main,
+                args=(spec, child_router, shared, sf_global_context(), os.getpid()),
+                name=spec.name,
+                daemon=False,
+            )
+            proc.start()
+            self.processes[spec.name] = proc
+            self.process_components[spec.name] = spec.component_names
+        log.info("Started %d processes", len(self.processes))
+        return ExperimentStatus.SUCCESS
+
+    def run(self) -> StatusCode:
+        try:
+            status = self.runner.run_loop()
+        finally:
+            self._join_all()
+        return status
+
+    def dead_processes(self) -> list[tuple[str, int]]:
+        return [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None]
+
+    def _join_all(self) -> None:
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for name, proc in self.processes.items():
+            proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if proc.is_alive():
+                log.warning("Process %s did not exit in time, terminating it", name)
+                proc.kill()
+                proc.join(timeout=5)
+        for inbox in self.inboxes.values():
+            inbox.close()
+
+
+class _ParallelRunnerComponent(Runner):
+    """Adds child-process liveness checks to the base runner."""
+
+    def __init__(self, cfg: Config, env_info, router: Router, owner: ParallelRunner) -> None:
+        super().__init__(cfg, env_info, router)
+        self.owner = owner
+
+    def check_processes(self) -> None:
+        for name, code in self.owner.dead_processes():
+            components = [c for c in self.owner.process_components[name] if c not in self.stopped_trees]
+            if not components:
+                continue
+            if self.stop_requested_at is None or code != 0:
+                log.error("Process %s exited unexpectedly with code %s", name, code)
+                self.status = ExperimentStatus.FAILURE
+            self.request_stop(save=False)
+            for component in components:
+                self.on_component_stopped(component, "")

@@ -1,0 +1,42 @@
+"""Serial runner: every component on one event loop in this process.
+
+For debugging and profiling (``python -m cProfile ...``): no processes, no
+threads, deterministic message order. The components are the very same as in
+parallel mode.
+"""
+
+from __future__ import annotations
+
+from sample_factory.algo.runners.components import loop_specs
+from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.utils.typing import Config, StatusCode
+
+LOOP = "main"
+
+
+class SerialRunner:
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.runner: Runner | None = None
+
+    def init(self) -> StatusCode:
+        env_info = obtain_env_info(self.cfg)
+        shared = make_shared_state(self.cfg, env_info, serial=True)
+        specs = loop_specs(self.cfg)
+        names = [n for spec in specs for n in spec.component_names]
+        router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
+        loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
+        self.runner = Runner(self.cfg, env_info, router)
+        self.runner.attach(loop, names)
+        for spec in specs:
+            for component in spec.build(router, shared):
+                loop.add_component(component)
+        self.runner.install_signal_handlers()
+        return ExperimentStatus.SUCCESS
+
+    def run(self) -> StatusCode:
+        return self.runner.run_loop()

@@ -1,0 +1,48 @@
+"""Start-up shared by both runners: env info, config file, buffers, initial weights."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+from sample_factory.algo.runners.components import SharedState
+from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
+from sample_factory.algo.utils.shared_buffers import (
+    PolicyWeights,
+    allocate_trajectories,
+    make_free_slot_queue,
+    num_trajectory_slots,
+)
+from sample_factory.envs.create_env import create_env
+from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config
+
+
+def obtain_env_info(cfg: Config) -> EnvInfo:
+    """Create one env in this process, read its spaces and agent count, close it."""
+    env = create_env(cfg.env, cfg=cfg, env_config=AttrDict(worker_index=-1, vector_index=-1, env_id=-1))
+    try:
+        return extract_env_info(env, cfg)
+    finally:
+        env.close()
+
+
+def make_shared_state(cfg: Config, env_info: EnvInfo, serial: bool) -> SharedState:
+    num_slots = num_trajectory_slots(cfg, env_info)
+    traj = allocate_trajectories(cfg, env_info, num_slots, share=not serial)
+    log.info(
+        "Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6
+    )
+    lock_ctx = _NoLock if serial else multiprocessing.get_context("spawn").Lock
+    model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
+    weights = [PolicyWeights(model.state_dict(), lock_ctx()) for _ in range(cfg.num_policies)]
+    return SharedState(cfg, env_info, traj, make_free_slot_queue(serial, num_slots), weights, serial)
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None

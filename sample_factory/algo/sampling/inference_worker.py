@@ -1,0 +1,130 @@
+"""Inference worker: one batched forward pass over every request waiting in its inbox.
+
+Requests are ``(worker, split, t, slots)``: the observations and RNN states sit
+in the shared trajectory slots at step ``t``. The worker gathers them with one
+indexed read per key, runs the policy once, writes actions, log-probs, logits,
+values and the policy version at ``t`` and the new RNN state at ``t + 1``, then
+tells each rollout worker which of its splits may step. Before each pass it
+checks the learner's published version and reloads weights when they changed.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import defaultdict
+
+import torch
+
+from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.torch_utils import init_torch_runtime
+from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
+from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config, PolicyID
+
+HEARTBEAT_PERIOD = 1.0
+
+
+def policy_device(cfg: Config) -> torch.device:
+    if cfg.device == "gpu" and torch.cuda.is_available():
+        return torch.device("cuda", 0)
+    return torch.device("cpu")
+
+
+class InferenceWorker(Component):
+    def __init__(
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        policy_id: PolicyID,
+        worker_idx: int,
+        router: Router,
+        traj: TensorDict,
+        weights: PolicyWeights,
+    ) -> None:
+        super().__init__(inference_worker_name(policy_id, worker_idx), router)
+        self.cfg = cfg
+        self.env_info = env_info
+        self.policy_id = policy_id
+        self.traj = traj
+        self.weights = weights
+        self.model = None
+        self.device = policy_device(cfg)
+        self.version = -1
+        self._slots: list[int] = []
+        self._steps: list[int] = []
+        self._requesters: dict[int, list[int]] = defaultdict(list)
+        self.samples_processed = 0
+        self.has_action_mask = "action_mask" in traj["obs"]
+
+    def on_start(self) -> None:
+        try:
+            init_torch_runtime(self.cfg, max_num_threads=1)
+            self.model = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
+            self.model.eval()
+            self.model.to(self.device)
+            self._maybe_reload_weights()
+        except Exception:
+            self._report_error()
+            return
+        self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
+        self.send(RUNNER, "on_component_ready", self.name)
+
+    def on_policy_request(self, worker_idx: int, split: int, t: int, slots: list[int]) -> None:
+        self._slots.extend(slots)
+        self._steps.extend([t] * len(slots))
+        self._requesters[worker_idx].append(split)
+
+    def after_messages(self) -> None:
+        if not self._slots:
+            return
+        try:
+            with self.timing.add_time("one_step"):
+                self._infer()
+        except Exception:
+            self._report_error()
+            return
+        for worker_idx, splits in self._requesters.items():
+            self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits)
+        self.samples_processed += len(self._slots)
+        self._slots, self._steps = [], []
+        self._requesters = defaultdict(list)
+
+    def _maybe_reload_weights(self) -> None:
+        if self.weights.latest_version() != self.version:
+            with self.timing.add_time("update_model"):
+                self.version = self.weights.load_into(self.model)
+
+    @torch.no_grad()
+    def _infer(self) -> None:
+        self._maybe_reload_weights()
+        traj = self.traj
+        slots = torch.tensor(self._slots, dtype=torch.int64)
+        steps = torch.tensor(self._steps, dtype=torch.int64)
+        with self.timing.add_time("gather"):
+            obs = {key: tensor[slots, steps].to(self.device) for key, tensor in traj["obs"].items()}
+            rnn_states = traj["rnn_states"][slots, steps].to(self.device)
+        with self.timing.add_time("forward"):
+            normalized = self.model.normalize_obs(obs)
+            mask = obs.get("action_mask") if self.has_action_mask else None
+            out = self.model(normalized, rnn_states, action_mask=mask)
+        with self.timing.add_time("write"):
+            out = out.to("cpu") if self.device.type != "cpu" else out
+            traj["actions"][slots, steps] = out["actions"].to(traj["actions"].dtype)
+            traj["log_prob_actions"][slots, steps] = out["log_prob_actions"]
+            traj["action_logits"][slots, steps] = out["action_logits"]
+            traj["values"][slots, steps] = out["values"]
+            traj["policy_version"][slots, steps] = self.version
+            traj["rnn_states"][slots, steps + 1] = out["new_rnn_states"]
+
+    def _report_error(self) -> None:
+        tb = traceback.format_exc()
+        log.error("%s failed:\n%s", self.name, tb)
+        self.send(RUNNER, "on_component_error", self.name, tb)
+
+    def on_stop_requested(self) -> None:
+        self.send(RUNNER, "on_component_stopped", self.name, self.timing.tree_str())
+        self.loop.component_stopped(self.name)

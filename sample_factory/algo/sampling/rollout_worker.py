@@ -1,0 +1,294 @@
+"""Rollout worker: owns ``--num_envs_per_worker`` envs split into ``--worker_num_splits`` groups.
+
+Double-buffered sampling: each split waits for its actions independently, so
+while the inference worker computes actions for one split the other one steps
+its envs. Per step, a split sends one small message per policy
+(``worker, split, t, slots``) and receives one (``on_actions_ready``). After
+``--rollout`` steps the full trajectory slots go to each policy's batcher and
+fresh slots are taken from the free-slot queue; when none are free (the
+learner is behind) the split waits, which pauses collection.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import time
+import traceback
+
+import numpy as np
+import torch
+
+from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, EpisodeStats, NonBatchedEnvRunner
+from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.shared_buffers import numpy_views
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, RUNNER
+from sample_factory.envs.create_env import create_env
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config
+
+STATS_REPORT_PERIOD = 1.0
+
+
+class RolloutWorker(Component):
+    def __init__(
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        worker_idx: int,
+        router: Router,
+        traj: TensorDict,
+        free_slots,
+    ) -> None:
+        super().__init__(f"rollout_w{worker_idx}", router)
+        self.cfg = cfg
+        self.env_info = env_info
+        self.worker_idx = worker_idx
+        self.traj = traj
+        self.free_slots = free_slots
+        self.rollout = cfg.rollout
+        self.runners: list[NonBatchedEnvRunner | BatchedEnvRunner] = []
+        self.waiting_for_slots: list[int] = []
+        self.num_policies = cfg.num_policies
+        self.rng = random.Random((cfg.seed or 0) * 1000 + worker_idx if cfg.seed is not None else None)
+        self.stats = EpisodeStats(0)
+        self.stopped = False
+        self._inference_targets = [
+            inference_worker_name(p, worker_idx % cfg.policy_workers_per_policy) for p in range(cfg.num_policies)
+        ]
+        self._last_report = time.monotonic()
+        self._carry: list[dict] = []
+
+    # ---------------------------------------------------------------- start-up
+    def on_start(self) -> None:
+        try:
+            self._create_envs()
+        except Exception:
+            self._report_error()
+            return
+        self.loop.add_timer(STATS_REPORT_PERIOD, self._report_stats)
+        self.send(RUNNER, "on_component_ready", self.name)
+
+    def _create_envs(self) -> None:
+        cfg = self.cfg
+        per_split = cfg.num_envs_per_worker // cfg.worker_num_splits
+        num_agents = self.env_info.num_agents
+        self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents)
+        traj_np = numpy_views(self.traj)
+        for split in range(cfg.worker_num_splits):
+            runner = self._make_split_runner(split, per_split, traj_np)
+            actor_offset = split * per_split * num_agents
+            runner.stats = _OffsetStats(self.stats, actor_offset, runner.state.num_actors)
+            self.runners.append(runner)
+            self._carry.append(self._allocate_carry(runner.state.num_actors))
+            self._assign_policies(runner.state, range(runner.state.num_actors))
+            runner.state.policy[:] = runner.state.next_policy
+            if self._slots_missing(runner):
+                raise RuntimeError(f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)")
+            runner.reset([self._env_seed(split, i) for i in range(per_split)])
+        self.splits_started = [False] * cfg.worker_num_splits
+
+    def _allocate_carry(self, num_actors: int) -> dict:
+        """Staging for the last observation and RNN state of a finished rollout (step 0 of the next one)."""
+        obs = {k: torch.zeros((num_actors, *v.shape[2:]), dtype=v.dtype) for k, v in self.traj["obs"].items()}
+        return {"obs": obs, "rnn_states": torch.zeros(num_actors, self.traj["rnn_states"].shape[-1])}
+
+    def _make_split_runner(self, split: int, per_split: int, traj_np: dict):
+        cfg = self.cfg
+        envs = []
+        for i in range(per_split):
+            vector_index = split * per_split + i
+            env_id = self.worker_idx * cfg.num_envs_per_worker + vector_index
+            env_config = AttrDict(worker_index=self.worker_idx, vector_index=vector_index, env_id=env_id)
+            envs.append(create_env(cfg.env, cfg=cfg, env_config=env_config))
+        if cfg.batched_sampling:
+            if len(envs) != 1:
+                raise ValueError(
+                    f"--batched_sampling=True expects one vectorised env per split, got {len(envs)}: "
+                    "use --num_envs_per_worker equal to --worker_num_splits"
+                )
+            return BatchedEnvRunner(cfg, self.env_info, envs[0], self.traj, EpisodeStats(0))
+        return NonBatchedEnvRunner(cfg, self.env_info, envs, traj_np, EpisodeStats(0))
+
+    def _env_seed(self, split: int, i: int) -> int | None:
+        if self.cfg.seed is None:
+            return None
+        return self.cfg.seed * 100_003 + self.worker_idx * 1009 + split * 101 + i
+
+    def _slots_missing(self, runner) -> bool:
+        """Take a free slot for every actor of the split; False when all were available."""
+        st = runner.state
+        need = int((st.slots < 0).sum())
+        if need == 0:
+            return False
+        try:
+            got = self.free_slots.get_many(block=False, max_messages_to_get=need)
+        except queue.Empty:
+            got = []
+        missing = np.flatnonzero(st.slots < 0)
+        st.slots[missing[: len(got)]] = got
+        return len(got) < need
+
+    def _assign_policies(self, st, actors) -> None:
+        """Agent -> policy mapping, drawn per episode; takes effect at the next rollout start."""
+        if self.num_policies == 1:
+            return
+        num_agents = self.env_info.num_agents
+        for actor in actors:
+            if self.cfg.pbt_mix_policies_in_one_env or actor % num_agents == 0:
+                st.next_policy[actor] = self.rng.randrange(self.num_policies)
+            else:
+                st.next_policy[actor] = st.next_policy[actor - actor % num_agents]
+
+    # ---------------------------------------------------------------- main flow
+    def on_begin_sampling(self) -> None:
+        """Sent by the runner once every component is ready; starts (possibly delayed) sampling."""
+        delay_max = self.cfg.decorrelate_experience_max_seconds
+        for split, runner in enumerate(self.runners):
+            if delay_max > 0:
+                delay = self.rng.uniform(0, delay_max)
+                if not self.cfg.decorrelate_envs_on_one_worker:
+                    delay = self.worker_idx * delay_max / max(1, self.cfg.num_workers)
+                self.loop.add_timer(1e9, lambda s=split: self._start_split(s), first_delay=delay)
+            else:
+                self._start_split(split)
+
+    def _start_split(self, split: int) -> None:
+        if self.splits_started[split] or self.stopped:
+            return
+        self.splits_started[split] = True
+        self._zero_rnn_states(self.runners[split].state.slots, 0)
+        self._request_actions(split)
+
+    def on_actions_ready(self, splits: list[int]) -> None:
+        for split in splits:
+            try:
+                self._advance_split(split)
+            except Exception:
+                self._report_error()
+                return
+
+    def _advance_split(self, split: int) -> None:
+        if self.stopped:
+            return
+        runner = self.runners[split]
+        with self.timing.add_time("env_step"):
+            runner.step()
+        st = runner.state
+        dones = runner.last_dones
+        if dones.any():
+            done_actors = np.flatnonzero(dones)
+            self._zero_rnn_states(st.slots[done_actors], st.t)
+            if self.num_policies > 1:
+                self._assign_policies(st, done_actors)
+        if st.t == self.rollout:
+            with self.timing.add_time("complete_rollouts"):
+                self._complete_rollout(split, runner)
+            return
+        self._request_actions(split)
+
+    def _request_actions(self, split: int) -> None:
+        st = self.runners[split].state
+        if self.num_policies == 1:
+            self.send(self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist())
+            return
+        for policy in range(self.num_policies):
+            slots = st.slots[st.policy == policy]
+            if len(slots):
+                self.send(self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist())
+
+    def _complete_rollout(self, split: int, runner) -> None:
+        st = runner.state
+        old_slots = st.slots.copy()
+        self._stage_carry_over(split, old_slots)
+        for policy in range(self.num_policies):
+            mask = st.policy == policy
+            if mask.any():
+                frames = int(st.frames[mask].sum())
+                self.send(batcher_name(policy), "on_new_trajectories", old_slots[mask].tolist(), frames)
+        st.frames[:] = 0
+        st.policy[:] = st.next_policy
+        st.slots[:] = -1
+        st.t = 0
+        if self._slots_missing(runner):
+            self.waiting_for_slots.append(split)
+            return
+        self._begin_next_rollout(split)
+
+    def _stage_carry_over(self, split: int, old_slots: np.ndarray) -> None:
+        """Copy out the finished slots' last observation and RNN state before the batcher may recycle them."""
+        carry, old, T = self._carry[split], torch.from_numpy(old_slots), self.rollout
+        for key, tensor in self.traj["obs"].items():
+            torch.index_select(tensor[:, T], 0, old, out=carry["obs"][key])
+        torch.index_select(self.traj["rnn_states"][:, T], 0, old, out=carry["rnn_states"])
+
+    def _begin_next_rollout(self, split: int) -> None:
+        """Step 0 of the new slots continues where the finished rollout stopped."""
+        carry, new = self._carry[split], torch.from_numpy(self.runners[split].state.slots)
+        for key, tensor in self.traj["obs"].items():
+            tensor[new, 0] = carry["obs"][key]
+        self.traj["rnn_states"][new, 0] = carry["rnn_states"]
+        self._request_actions(split)
+
+    def _zero_rnn_states(self, slots: np.ndarray, t: int) -> None:
+        if len(slots):
+            self.traj["rnn_states"][torch.from_numpy(np.ascontiguousarray(slots)), t] = 0.0
+
+    def after_messages(self) -> None:
+        if not self.waiting_for_slots or self.stopped:
+            return
+        still_waiting = []
+        for split in self.waiting_for_slots:
+            runner = self.runners[split]
+            if self._slots_missing(runner):
+                still_waiting.append(split)
+            else:
+                self._begin_next_rollout(split)
+        self.waiting_for_slots = still_waiting
+        if still_waiting:
+            with self.timing.add_time("wait_for_trajectories"):
+                time.sleep(0.001)
+
+    # ---------------------------------------------------------------- reporting and shutdown
+    def _report_stats(self) -> None:
+        finished = self.stats.finished
+        if finished:
+            self.send(RUNNER, "on_episodes_finished", finished)
+            self.stats.finished = []
+        self.send(RUNNER, "on_heartbeat", self.name)
+
+    def _report_error(self) -> None:
+        tb = traceback.format_exc()
+        log.error("%s failed:\n%s", self.name, tb)
+        self.stopped = True
+        self.send(RUNNER, "on_component_error", self.name, tb)
+
+    def on_stop_requested(self) -> None:
+        self.stopped = True
+        self._report_stats()
+        self.send(RUNNER, "on_component_stopped", self.name, self.timing.tree_str())
+        self.loop.component_stopped(self.name)
+
+    def on_stop(self) -> None:
+        for runner in self.runners:
+            try:
+                runner.close()
+            except Exception:  # an env that fails to close must not keep the others open
+                log.warning("%s: an env failed to close:\n%s", self.name, traceback.format_exc())
+
+
+class _OffsetStats:
+    """View of the worker's episode stats for one split's actors (actor indices shifted)."""
+
+    def __init__(self, stats: EpisodeStats, offset: int, num_actors: int) -> None:
+        self._stats = stats
+        self._offset = offset
+        # views into the worker's arrays: in-place updates write through
+        self.reward = stats.reward[offset : offset + num_actors]
+        self.length = stats.length[offset : offset + num_actors]
+
+    def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
+        self._stats.episode_done(actor + self._offset, policy_id, info)

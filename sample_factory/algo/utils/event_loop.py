@@ -1,0 +1,201 @@
+"""A small per-process event loop: components, addressed messages and timers.
+
+Every process (and, in serial mode, the single process) runs one ``EventLoop``.
+Components live on a loop and talk to each other only through messages
+``(component_name, slot_name, args)``. A message to a component on the same
+loop is appended to a local deque; a message to another loop goes through
+that loop's inbox, a faster-fifo queue. This is the transport seam: serial
+mode and tests use :class:`LocalInbox` and nothing else changes.
+
+Messages carry only small control data (indices, versions, stats); bulk data
+lives in shared-memory tensors (see ``shared_buffers``).
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.timing import Timing
+
+Message = tuple[str, str, tuple]
+
+# faster-fifo queue size; control messages are tiny, this leaves room for bursts of stats
+INBOX_MAX_BYTES = 10 * 1024 * 1024
+
+
+def make_mp_inbox() -> Any:
+    """A faster-fifo queue usable across processes (passed to children at spawn)."""
+    from faster_fifo import Queue
+
+    return Queue(max_size_bytes=INBOX_MAX_BYTES)
+
+
+class LocalInbox:
+    """In-process inbox with the faster-fifo interface used here (serial mode, tests)."""
+
+    def __init__(self) -> None:
+        self._messages: collections.deque = collections.deque()
+
+    def put(self, msg: Any, block: bool = True, timeout: float = 0.0) -> None:
+        self._messages.append(msg)
+
+    def get_many(self, block: bool = True, timeout: float = 0.0, max_messages_to_get: int = 1_000_000) -> list:
+        if not self._messages:
+            if block and timeout > 0:
+                time.sleep(timeout)  # nothing can arrive in-process while we wait: just let timers come due
+            raise queue.Empty
+        msgs = list(self._messages)
+        self._messages.clear()
+        return msgs
+
+    def close(self) -> None:
+        self._messages.clear()
+
+
+@dataclass
+class _Timer:
+    period: float
+    callback: Callable[[], None]
+    next_time: float = field(default=0.0)
+
+
+class Router:
+    """Knows which loop every component lives on and delivers messages there."""
+
+    def __init__(self, component_loops: dict[str, str], inboxes: dict[str, Any]) -> None:
+        self.component_loops = component_loops  # component name -> loop name
+        self.inboxes = inboxes  # loop name -> inbox
+        self.local_loop: EventLoop | None = None
+
+    def send(self, component: str, slot: str, *args: Any) -> None:
+        loop_name = self.component_loops[component]
+        local = self.local_loop
+        if local is not None and loop_name == local.name:
+            local.local_messages.append((component, slot, args))
+            return
+        try:
+            self.inboxes[loop_name].put((component, slot, args), block=True, timeout=10.0)
+        except queue.Full:
+            log.error("Inbox of %s is full, message %s.%s dropped", loop_name, component, slot)
+
+    def has_component(self, component: str) -> bool:
+        return component in self.component_loops
+
+
+class Component:
+    """Base of everything that lives on an event loop: a name, a Timing and a way to send."""
+
+    def __init__(self, name: str, router: Router) -> None:
+        self.name = name
+        self.router = router
+        self.timing = Timing(name)
+        self.loop: EventLoop | None = None
+
+    def send(self, component: str, slot: str, *args: Any) -> None:
+        self.router.send(component, slot, *args)
+
+    def on_start(self) -> None:
+        """Called once when the loop starts (allocate, create envs, ...)."""
+
+    def after_messages(self) -> None:
+        """Called after each drained batch of messages (e.g. run one batched forward pass)."""
+
+    def on_stop(self) -> None:
+        """Release resources; the loop exits once every component has stopped."""
+
+
+class EventLoop:
+    """Dispatches messages from the inbox (and local deque) to components; runs timers."""
+
+    def __init__(self, name: str, inbox: Any, router: Router, idle_timeout: float = 0.1) -> None:
+        self.name = name
+        self.inbox = inbox
+        self.router = router
+        self.local_messages: collections.deque = collections.deque()
+        self.components: dict[str, Component] = {}
+        self._after_hooks: list[Callable[[], None]] = []
+        self._timers: list[_Timer] = []
+        self._slots: dict[tuple[str, str], Callable] = {}
+        self.idle_timeout = idle_timeout
+        self.running = False
+        self._stopped_components: set[str] = set()
+        router.local_loop = self
+
+    def add_component(self, component: Component) -> None:
+        component.loop = self
+        self.components[component.name] = component
+        if type(component).after_messages is not Component.after_messages:
+            self._after_hooks.append(component.after_messages)
+
+    def add_timer(self, period: float, callback: Callable[[], None], first_delay: float | None = None) -> None:
+        delay = period if first_delay is None else first_delay
+        self._timers.append(_Timer(period, callback, time.monotonic() + delay))
+
+    def stop(self) -> None:
+        self.running = False
+
+    def component_stopped(self, name: str) -> None:
+        """A component finished; the loop ends once all of its components have."""
+        self._stopped_components.add(name)
+        if self._stopped_components >= set(self.components):
+            self.running = False
+
+    def run(self) -> None:
+        self.running = True
+        for component in list(self.components.values()):
+            component.on_start()
+        while self.running:
+            self.run_once()
+        for component in list(self.components.values()):
+            component.on_stop()
+
+    def run_once(self) -> None:
+        """One iteration: timers, then every waiting message, then the after-message hooks."""
+        timeout = self._run_due_timers()
+        self._dispatch_all(timeout)
+        for hook in self._after_hooks:
+            hook()
+
+    def _run_due_timers(self) -> float:
+        if not self._timers:
+            return self.idle_timeout
+        now = time.monotonic()
+        soonest = now + self.idle_timeout
+        for timer in self._timers:
+            if now >= timer.next_time:
+                timer.callback()
+                timer.next_time = now + timer.period
+            soonest = min(soonest, timer.next_time)
+        return max(0.0, soonest - time.monotonic())
+
+    def _dispatch_all(self, timeout: float) -> None:
+        if self.local_messages:
+            timeout = 0.0
+        try:
+            remote = self.inbox.get_many(block=timeout > 0, timeout=timeout)
+        except queue.Empty:
+            remote = ()
+        for msg in remote:
+            self._dispatch(msg)
+        # local messages may spawn further local messages; process all of them now
+        local = self.local_messages
+        while local and self.running:
+            self._dispatch(local.popleft())
+
+    def _dispatch(self, msg: Message) -> None:
+        component, slot, args = msg
+        key = (component, slot)
+        method = self._slots.get(key)
+        if method is None:
+            target = self.components.get(component)
+            if target is None:
+                log.warning("Loop %s: message for unknown component %s.%s", self.name, component, slot)
+                return
+            method = getattr(target, slot)
+            self._slots[key] = method
+        method(*args)

@@ -1,0 +1,120 @@
+"""Running mean/variance normalisation of observations and returns (``--normalize_input``, ``--normalize_returns``).
+
+Statistics are merged batch by batch with the parallel variance algorithm (Chan et al. 1979), so the result
+equals the mean and population variance of everything seen so far, whatever the batch sizes. They are kept in
+float64 buffers: a float32 count or sum of squares loses precision after a few hundred million samples. Being
+buffers, they live in ``state_dict()`` and travel with checkpoints and with the weights shared between the learner
+and the inference workers.
+
+Only the learner updates the statistics (modules in ``train()`` mode); inference workers run in ``eval()`` mode
+and only apply them.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from torch import Tensor, nn
+
+DEFAULT_EPSILON = 1e-5
+DEFAULT_CLIP = 5.0
+
+
+def _writable_float(x: Tensor) -> Tensor:
+    """``x`` itself if it may be overwritten in place, else a float copy (integer pixels, autograd-tracked input)."""
+    if not x.is_floating_point():
+        return x.float()
+    if x.requires_grad and torch.is_grad_enabled():
+        return x.clone()
+    return x
+
+
+class RunningMeanStdInPlace(nn.Module):
+    """Normalises tensors whose trailing dimensions are ``input_shape`` with per-element running statistics.
+
+    ``input_shape`` is ``()`` for scalars such as returns, ``(obs_dim,)`` for vector observations and
+    ``(C, H, W)`` for images; every leading dimension of the input counts as a batch dimension.
+    """
+
+    def __init__(
+        self, input_shape: tuple[int, ...] | int = (), epsilon: float = DEFAULT_EPSILON, clip: float = DEFAULT_CLIP
+    ):
+        super().__init__()
+        self.input_shape = (input_shape,) if isinstance(input_shape, int) else tuple(input_shape)
+        self.epsilon = epsilon
+        self.clip = clip
+        self.register_buffer("running_mean", torch.zeros(self.input_shape, dtype=torch.float64))
+        self.register_buffer("running_var", torch.ones(self.input_shape, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: Tensor) -> None:
+        """Merges the mean and population variance of batch ``x`` ([*batch, *input_shape]) into the statistics."""
+        x = x.to(torch.float64).reshape(-1, *self.input_shape)  # [N, *input_shape]
+        batch_count = x.shape[0]
+        if batch_count == 0:
+            return
+        batch_mean = x.mean(dim=0)
+        batch_var = x.var(dim=0, correction=0)
+        total = self.count + batch_count
+        delta = batch_mean - self.running_mean
+        sum_sq = (
+            self.running_var * self.count + batch_var * batch_count + delta.square() * self.count * batch_count / total
+        )
+        self.running_mean += delta * batch_count / total
+        self.running_var.copy_(sum_sq / total)
+        self.count.copy_(total)
+
+    def forward(self, x: Tensor, denormalize: bool = False) -> Tensor:
+        """Normalises ``x`` to ``clamp((x - mean) / sqrt(var + eps), -clip, clip)``, or inverts that if ``denormalize``.
+
+        In training mode the statistics are first updated from ``x`` (never when denormalising). ``x`` is
+        overwritten in place when it is a floating-point tensor that autograd does not track, saving a copy of
+        large observation batches; the result is returned either way (a new float32 tensor for integer inputs).
+        """
+        if self.training and not denormalize:
+            self.update(x)
+        mean = self.running_mean
+        std = torch.sqrt(self.running_var + self.epsilon)
+        out = _writable_float(x)
+        mean, std = mean.to(out.dtype), std.to(out.dtype)
+        if denormalize:
+            return out.mul_(std).add_(mean)
+        return out.sub_(mean).div_(std).clamp_(-self.clip, self.clip)
+
+
+class RunningMeanStdDictInPlace(nn.Module):
+    """One ``RunningMeanStdInPlace`` per normalised key of a ``Dict`` observation space.
+
+    ``keys_to_normalize`` (``--normalize_input_keys``) selects the keys; by default every ``Box`` key except
+    ``action_mask``, which must keep its 0/1 meaning. Other keys pass through untouched.
+    """
+
+    def __init__(
+        self,
+        obs_space: gym.spaces.Dict,
+        keys_to_normalize: list[str] | None = None,
+        epsilon: float = DEFAULT_EPSILON,
+        clip: float = DEFAULT_CLIP,
+    ):
+        super().__init__()
+        if keys_to_normalize is None:
+            keys_to_normalize = [
+                key
+                for key, space in obs_space.spaces.items()
+                if isinstance(space, gym.spaces.Box) and key != "action_mask"
+            ]
+        unknown = sorted(set(keys_to_normalize) - set(obs_space.spaces))
+        if unknown:
+            raise ValueError(
+                f"--normalize_input_keys {unknown} not in the observation space keys {list(obs_space.spaces)}"
+            )
+        self.running_mean_std = nn.ModuleDict(
+            {key: RunningMeanStdInPlace(obs_space[key].shape, epsilon, clip) for key in keys_to_normalize}
+        )
+
+    def forward(self, obs_dict: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Normalises the selected entries of ``obs_dict``, replacing them in the dict, and returns the dict."""
+        for key, normalizer in self.running_mean_std.items():
+            obs_dict[key] = normalizer(obs_dict[key])
+        return obs_dict

@@ -1,0 +1,67 @@
+"""Small PyTorch helpers shared by the model, the learner and the workers."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from sample_factory.utils.typing import Config
+
+
+def calc_num_elements(module: nn.Module, input_shape: tuple[int, ...]) -> int:
+    """Number of output features of ``module`` for one input of ``input_shape`` (batch dimension excluded).
+
+    Found with a dummy forward pass instead of by arithmetic, so any stack of convolutions and poolings works.
+    """
+    parameter = next(module.parameters(), None)
+    device = parameter.device if parameter is not None else torch.device("cpu")
+    dummy_input = torch.zeros(1, *input_shape, device=device)  # [1, *input_shape]
+    with torch.no_grad():
+        return module(dummy_input).numel()
+
+
+def to_scalar(value: Tensor | np.ndarray | np.generic | float | int | bool) -> float | int | bool:
+    """A Python number from a one-element tensor or array (for logging), other values unchanged."""
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        return value.item()
+    return value
+
+
+def init_torch_runtime(cfg: Config | None, max_num_threads: int | None = 1) -> None:
+    """Per-process torch settings, called at the start of every worker process.
+
+    Each worker is one of many processes sharing the CPU, so torch's default of one intra-op thread per core
+    would oversubscribe it badly: cap the threads (``None`` leaves torch's default). ``cfg`` is accepted for
+    a uniform call signature; no setting depends on it yet.
+    """
+    del cfg
+    if max_num_threads is not None:
+        torch.set_num_threads(max_num_threads)
+
+
+def masked_select(x: Tensor, mask: Tensor, num_invalids: int | None = None) -> Tensor:
+    """Elements of ``x`` ([B, ...]) where ``mask`` ([B]) is true.
+
+    Pass ``num_invalids == 0`` when it is known that nothing is masked: ``x`` then comes back as is, without the
+    copy and the device synchronisation that boolean indexing costs.
+    """
+    if num_invalids == 0:
+        return x
+    return x[mask.bool()]
+
+
+def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
+    """Mean of ``x`` over the elements where ``mask`` is true (0 when none is); differentiable, no sync."""
+    weights = mask.to(x.dtype)
+    return (x * weights).sum() / weights.sum().clamp(min=1.0)
+
+
+def synchronize(cfg: Config | None, device: torch.device | str) -> None:
+    """Waits for queued CUDA work on ``device`` so timings measure it; a no-op on CPU.
+
+    ``cfg`` is accepted for a uniform call signature.
+    """
+    del cfg
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)

@@ -1,0 +1,39 @@
+"""Names of the components and the whole message flow between them, in one place.
+
+Data flow (every arrow is a small message; bulk data stays in shared memory):
+
+    Runner --on_begin_sampling--> RolloutWorker
+    RolloutWorker --on_policy_request(worker, split, t, slots)--> InferenceWorker (of the actor's policy)
+    InferenceWorker --on_actions_ready(splits)--> RolloutWorker
+    RolloutWorker --on_new_trajectories(slots, frames)--> Batcher (of the trajectory's policy)
+    Batcher --on_batch_ready(batch_idx)--> LearnerWorker   (same process)
+    LearnerWorker --on_training_done(batch_idx)--> Batcher  (frees the batch, in sync mode the slots too)
+    RolloutWorker --on_episodes_finished(stats)--> Runner
+    LearnerWorker --on_train_stats(policy, stats, env_steps)--> Runner
+    every component --on_component_ready / on_heartbeat / on_component_error / on_component_stopped--> Runner
+    Runner --on_stop_requested--> every component
+
+Processes (parallel mode): one per rollout worker, one per inference worker, one
+per policy for its batcher + learner; the runner is the main process. In serial
+mode every component lives on the runner's loop.
+"""
+
+from __future__ import annotations
+
+RUNNER = "runner"
+
+
+def rollout_worker_name(worker_idx: int) -> str:
+    return f"rollout_w{worker_idx}"
+
+
+def inference_worker_name(policy_id: int, worker_idx: int) -> str:
+    return f"inference_p{policy_id}_w{worker_idx}"
+
+
+def batcher_name(policy_id: int) -> str:
+    return f"batcher_p{policy_id}"
+
+
+def learner_name(policy_id: int) -> str:
+    return f"learner_p{policy_id}"

@@ -1,0 +1,175 @@
+"""Checks that reject a bad configuration before any process starts.
+
+A wrong batch size or an unwritable folder found after the workers have spawned costs minutes and leaves a
+confusing traceback in some child process; found here it costs nothing and the message names the flag and
+the fix. :func:`validate_cfg` needs only the config; :func:`verify_cfg` also needs the env's spaces.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from gymnasium import spaces
+
+from sample_factory.utils.typing import Config
+from sample_factory.utils.utils import log
+
+# Flags that count things: zero or a negative value can never work.
+_POSITIVE_FLAGS = (
+    "num_batches_per_epoch",
+    "batch_size",
+    "rollout",
+    "num_workers",
+    "num_envs_per_worker",
+    "worker_num_splits",
+    "num_policies",
+    "num_epochs",
+)
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot work; the message names the flag(s) at fault and how to fix them."""
+
+
+def effective_recurrence(cfg: Config) -> int:
+    """The BPTT length actually used: ``--recurrence=-1`` means a whole rollout with an RNN and 1 without."""
+    if cfg.recurrence == -1:
+        return cfg.rollout if cfg.use_rnn else 1
+    return cfg.recurrence
+
+
+def validate_cfg(cfg: Config) -> None:
+    """Raise :class:`ConfigError` listing every problem found; may switch ``cfg.device`` from gpu to cpu.
+
+    The GPU fallback is a warning rather than an error so that a command line written for a GPU machine
+    still runs (slowly) on a laptop or in CI.
+    """
+    problems = _range_problems(cfg)
+    if not problems:  # divisibility checks would divide by zero on the values rejected above
+        problems += _divisibility_problems(cfg)
+    problems += _experiment_dir_problems(cfg)
+    if problems:
+        raise ConfigError(problems[0] if len(problems) == 1 else "invalid configuration:\n  " + "\n  ".join(problems))
+    _fall_back_to_cpu_if_no_cuda(cfg)
+
+
+def _range_problems(cfg: Config) -> list[str]:
+    problems = [f"--{name}={getattr(cfg, name)} must be >= 1" for name in _POSITIVE_FLAGS if getattr(cfg, name) < 1]
+    if cfg.recurrence != -1 and cfg.recurrence < 1:
+        problems.append(
+            f"--recurrence={cfg.recurrence} must be >= 1, or -1 for a whole rollout with an RNN (1 without)"
+        )
+    return problems
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _divisibility_problems(cfg: Config) -> list[str]:
+    problems = []
+    envs, splits = cfg.num_envs_per_worker, cfg.worker_num_splits
+    if envs % splits:
+        problems.append(
+            f"--num_envs_per_worker={envs} must be a multiple of --worker_num_splits={splits}: "
+            f"use --num_envs_per_worker={_round_up(envs, splits)} or change --worker_num_splits"
+        )
+    recurrence = effective_recurrence(cfg)
+    for name in ("batch_size", "rollout"):
+        value = getattr(cfg, name)
+        if value % recurrence:
+            problems.append(
+                f"--{name}={value} must be a multiple of --recurrence={recurrence}: "
+                f"use --{name}={_round_up(value, recurrence)} or change --recurrence"
+            )
+    if cfg.with_vtrace and recurrence != cfg.rollout:
+        problems.append(
+            f"--with_vtrace=True needs --recurrence equal to --rollout={cfg.rollout} (got --recurrence={recurrence}): "
+            f"use --recurrence={cfg.rollout} or --with_vtrace=False"
+        )
+    return problems
+
+
+def _experiment_dir_problems(cfg: Config) -> list[str]:
+    """The experiment folder must be a real sub-folder of a writable ``--train_dir``.
+
+    An empty or ``..`` experiment name would point restart/overwrite at the train_dir itself or outside it.
+    """
+    train_dir = os.path.abspath(cfg.train_dir)
+    folder = os.path.abspath(os.path.join(train_dir, cfg.experiment))
+    if folder == train_dir or os.path.commonpath([train_dir, folder]) != train_dir:
+        return [f"--experiment={cfg.experiment!r} must name a sub-folder of --train_dir={cfg.train_dir}"]
+    try:
+        os.makedirs(train_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=train_dir):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return [f"--train_dir={cfg.train_dir} is not writable ({reason}): pass --train_dir=<a folder you can write to>"]
+    return []
+
+
+def _fall_back_to_cpu_if_no_cuda(cfg: Config) -> None:
+    if cfg.device != "gpu":
+        return
+    import torch  # imported here: parsing and --help should not pay for loading torch
+
+    if torch.cuda.is_available():
+        return
+    log.warning(
+        "--device=gpu but CUDA is not available (torch.cuda.is_available() is False): falling back to "
+        "--device=cpu. Pass --device=cpu to silence this warning."
+    )
+    cfg.device = "cpu"
+
+
+def verify_cfg(cfg: Config, env_info: Any) -> bool:
+    """Log an error for each setting that does not fit the env; return False if there is any.
+
+    ``env_info`` is the env's description (``obs_space``, ``action_space``), known only once an env exists,
+    which is why these checks are separate from :func:`validate_cfg`.
+    """
+    problems = _vtrace_problems(cfg) + _action_space_problems(cfg, env_info) + _obs_key_problems(cfg, env_info)
+    for problem in problems:
+        log.error(problem)
+    return not problems
+
+
+def _vtrace_problems(cfg: Config) -> list[str]:
+    recurrence = effective_recurrence(cfg)
+    if cfg.with_vtrace and recurrence != cfg.rollout:
+        return [f"--with_vtrace=True needs --recurrence={recurrence} equal to --rollout={cfg.rollout}"]
+    return []
+
+
+def _contains_box(space: spaces.Space) -> bool:
+    if isinstance(space, spaces.Box):
+        return True
+    if isinstance(space, spaces.Tuple):
+        return any(_contains_box(sub) for sub in space.spaces)
+    if isinstance(space, spaces.Dict):
+        return any(_contains_box(sub) for sub in space.spaces.values())
+    return False
+
+
+def _action_space_problems(cfg: Config, env_info: Any) -> list[str]:
+    if cfg.exploration_loss == "symmetric_kl" and _contains_box(env_info.action_space):
+        return [
+            "--exploration_loss=symmetric_kl works only with discrete actions but the env has continuous (Box) "
+            "actions: use --exploration_loss=entropy"
+        ]
+    return []
+
+
+def _obs_key_problems(cfg: Config, env_info: Any) -> list[str]:
+    keys = cfg.normalize_input_keys
+    obs_space = env_info.obs_space
+    if not cfg.normalize_input or not keys:
+        return []
+    available = list(obs_space.spaces) if isinstance(obs_space, spaces.Dict) else ["obs"]
+    missing = [key for key in keys if key not in available]
+    if missing:
+        return [f"--normalize_input_keys names {missing} that the observations lack; available keys: {available}"]
+    return []

@@ -1,0 +1,124 @@
+"""Env registry helpers, optional env interfaces and dependency checks.
+
+Training code never imports an env directly: it asks the registry for the function registered under
+``--env`` and calls it inside each rollout worker. Registrations live in the process-wide context
+(:func:`sample_factory.algo.utils.context.global_env_registry`) so they travel to worker processes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, TypeVar
+
+from sample_factory.algo.utils.context import global_env_registry
+from sample_factory.utils.typing import CreateEnvFunc
+from sample_factory.utils.utils import log
+
+InterfaceT = TypeVar("InterfaceT")
+
+
+class EnvCriticalError(Exception):
+    """Raised by an env when it cannot continue (e.g. a simulator crashed); the worker stops instead of retrying."""
+
+
+class UnknownEnvError(ValueError):
+    """``--env`` names nothing in the registry; the message lists what is registered and how to add more."""
+
+
+class MissingDependencyError(ImportError):
+    """An env family needs an optional package that is not installed; the message names the pip extra."""
+
+
+def register_env(env_name: str, make_env_func: CreateEnvFunc) -> None:
+    """Make ``env_name`` creatable by ``create_env``.
+
+    ``make_env_func(full_env_name, cfg=None, env_config=None, render_mode=None)`` must return a Gymnasium-style env.
+    Registering a name twice replaces the old entry (with a warning), so scripts that re-import their
+    registration code stay idempotent.
+    """
+    if not callable(make_env_func):
+        raise TypeError(
+            f"register_env({env_name!r}, ...) needs a callable "
+            f"make_env_func(full_env_name, cfg=None, env_config=None, render_mode=None), got {make_env_func!r}"
+        )
+    registry = global_env_registry()
+    if env_name in registry:
+        log.warning("Env %r is already registered, replacing its make_env_func with %r", env_name, make_env_func)
+    registry[env_name] = make_env_func
+
+
+def get_make_env_func(env_name: str) -> CreateEnvFunc:
+    """Return the function registered under ``env_name`` or raise :class:`UnknownEnvError` saying how to fix it."""
+    registry = global_env_registry()
+    if env_name in registry:
+        return registry[env_name]
+    raise UnknownEnvError(unknown_env_message(env_name, sorted(registry)))
+
+
+def unknown_env_message(env_name: str, registered: list[str]) -> str:
+    """The text of :class:`UnknownEnvError`; shared with env families that validate names themselves."""
+    names = ", ".join(registered) if registered else "(none)"
+    return (
+        f"Unknown env {env_name!r}. Registered envs: {names}. "
+        f"To train on any Gymnasium id use `python -m sf_examples.train_gym_env --env=<GYMNASIUM_ID>`; "
+        f"custom envs are added with `sample_factory.envs.env_utils.register_env(name, make_env_func)` "
+        f"before training starts."
+    )
+
+
+def require_optional_module(module_name: str, extra: str, what: str) -> ModuleType:
+    """Import ``module_name`` or fail with the ``pip install "sample-factory[extra]"`` command that provides it.
+
+    Env families call this up front so a missing simulator is reported before any worker process starts.
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"{what} needs the Python package {module_name!r}, which is not installed ({exc}). "
+            f'Install it with: pip install "sample-factory[{extra}]"'
+        ) from exc
+
+
+class RewardShapingInterface:
+    """Envs whose reward terms can be re-weighted at runtime (e.g. by population-based training)."""
+
+    def get_default_reward_shaping(self) -> dict[str, Any] | None:
+        """The initial reward-shaping coefficients, or None when the env has nothing to shape."""
+        raise NotImplementedError(f"{type(self).__name__} must implement get_default_reward_shaping()")
+
+    def set_reward_shaping(self, reward_shaping: dict[str, Any], agent_idx: int | slice) -> None:
+        """Apply new coefficients to one agent (int) or several agents (slice) of the env."""
+        raise NotImplementedError(f"{type(self).__name__} must implement set_reward_shaping()")
+
+
+class TrainingInfoInterface:
+    """Envs that adapt to training progress (curricula); the worker pushes e.g. approximate total env steps."""
+
+    def __init__(self) -> None:
+        self.training_info: dict[str, Any] = {}
+
+    def set_training_info(self, training_info: dict[str, Any]) -> None:
+        """Store the latest training progress; the env reads ``self.training_info`` when it needs it."""
+        self.training_info = training_info
+
+
+def find_wrapper_interface(env: Any, interface_type: type[InterfaceT]) -> InterfaceT | None:
+    """Walk ``env -> env.env -> ...`` and return the first object implementing ``interface_type``, else None.
+
+    Interfaces are usually implemented by the innermost env or by one wrapper, while the worker only
+    holds the outermost wrapper.
+    """
+    current, seen = env, set()
+    while current is not None and id(current) not in seen:
+        if isinstance(current, interface_type):
+            return current
+        seen.add(id(current))
+        current = getattr(current, "env", None)
+    return None
+
+
+def find_training_info_interface(env: Any) -> TrainingInfoInterface | None:
+    """The first :class:`TrainingInfoInterface` in the wrapper chain of ``env``, or None."""
+    return find_wrapper_interface(env, TrainingInfoInterface)

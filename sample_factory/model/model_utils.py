@@ -1,0 +1,123 @@
+"""Small building blocks shared by every part of the actor-critic.
+
+Kept free of any dependency on the rest of the model package so encoders, cores, decoders and user code can all
+import it without cycles.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from sample_factory.utils.typing import Config
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+class ModelModule(nn.Module):
+    """Base of every model part: keeps the config and reports the width of its output.
+
+    The actor-critic wires parts together by their ``get_out_size()``, which is what lets a user swap in any
+    encoder, core or decoder without the others knowing.
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def get_out_size(self) -> int:
+        """Number of features in the last dimension of this module's output."""
+        raise NotImplementedError(f"{type(self).__name__} must implement get_out_size()")
+
+
+def nonlinearity(cfg: Config, inplace: bool = False) -> nn.Module:
+    """The activation chosen by ``--nonlinearity`` (elu, relu or tanh)."""
+    name = cfg.nonlinearity
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"--nonlinearity={name!r} is not supported, choose one of {sorted(_ACTIVATIONS)}")
+    if name == "tanh":
+        return nn.Tanh()  # nn.Tanh has no inplace variant
+    return _ACTIVATIONS[name](inplace=inplace)
+
+
+def create_mlp(layer_sizes: list[int], input_size: int, activation: nn.Module) -> nn.Module:
+    """Linear layers of the given widths, each followed by ``activation``.
+
+    An empty ``layer_sizes`` gives an empty ``nn.Sequential``, i.e. the identity, so a flag like
+    ``--decoder_mlp_layers=[]`` simply removes the MLP. ``activation`` carries no parameters, so one instance can be
+    reused after every layer.
+    """
+    layers: list[nn.Module] = []
+    in_size = input_size
+    for size in layer_sizes:
+        layers.extend([nn.Linear(in_size, size), activation])
+        in_size = size
+    return nn.Sequential(*layers)
+
+
+def mlp_out_size(layer_sizes: list[int], input_size: int) -> int:
+    """Width of the output of ``create_mlp(layer_sizes, input_size, ...)``."""
+    return layer_sizes[-1] if layer_sizes else input_size
+
+
+def get_rnn_size(cfg: Config) -> int:
+    """Width of the flat per-agent ``rnn_states`` buffer the model expects.
+
+    With an RNN: ``rnn_size * rnn_num_layers``, doubled for an LSTM (hidden and cell state), doubled again when the
+    actor and the critic have separate weights (each has its own core). Without an RNN the buffer is a single
+    placeholder column that the model passes through unchanged.
+    """
+    if not cfg.use_rnn:
+        return 1
+    size = cfg.rnn_size * cfg.rnn_num_layers
+    if cfg.rnn_type == "lstm":
+        size *= 2
+    if not cfg.actor_critic_share_weights:
+        size *= 2
+    return size
+
+
+_RNN_TYPES = (nn.GRU, nn.LSTM, nn.GRUCell, nn.LSTMCell)
+
+
+def _init_matrix(weight: Tensor, scheme: str, gain: float) -> None:
+    if scheme == "orthogonal":
+        nn.init.orthogonal_(weight, gain=gain)
+    elif scheme == "xavier_uniform":
+        nn.init.xavier_uniform_(weight, gain=gain)
+    else:
+        known = "orthogonal, xavier_uniform, torch_default"
+        raise ValueError(f"--policy_initialization={scheme!r} is not supported, choose one of: {known}")
+
+
+def _init_rnn(rnn: nn.Module, scheme: str, gain: float) -> None:
+    """Each gate's block of an RNN weight matrix is initialised on its own.
+
+    Torch stacks the gates' matrices (3 for a GRU, 4 for an LSTM) into one tall weight; an orthogonal init of the
+    whole stack would not make each gate's recurrent matrix orthogonal, which is what keeps gradients through time
+    well-conditioned.
+    """
+    num_gates = 4 if isinstance(rnn, (nn.LSTM, nn.LSTMCell)) else 3
+    with torch.no_grad():
+        for name, param in rnn.named_parameters():
+            if name.startswith("weight"):
+                for gate_weight in param.chunk(num_gates, dim=0):
+                    _init_matrix(gate_weight, scheme, gain)
+            elif name.startswith("bias"):
+                param.zero_()
+
+
+def initialize_weights(layer: nn.Module, scheme: str, gain: float) -> None:
+    """Init one layer per ``--policy_initialization`` / ``--policy_init_gain``; meant for ``module.apply``.
+
+    Linear and conv weights (and RNN gate weights) get ``scheme``, their biases zero. ``torch_default`` leaves every
+    layer as torch built it. Layers of other types (normalisers, user modules without weights) are not touched.
+    """
+    if scheme == "torch_default":
+        return
+    if isinstance(layer, (nn.Linear, nn.Conv2d)):
+        _init_matrix(layer.weight.data, scheme, gain)
+        if layer.bias is not None:
+            layer.bias.data.zero_()
+    elif isinstance(layer, _RNN_TYPES):
+        _init_rnn(layer, scheme, gain)

@@ -1,0 +1,43 @@
+"""Train on any Gymnasium-registered env with an MLP policy.
+
+    python -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.train import run_rl
+from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults, register_gym_env
+
+
+def parse_gym_args(argv: list[str] | None = None, evaluation: bool = False):
+    parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
+    add_gym_env_args(partial_cfg.env, parser)
+    gym_override_defaults(partial_cfg.env, parser)
+    return parse_full_cfg(parser, argv)
+
+
+def register_env_from_cfg(cfg) -> None:
+    """The env named by ``--env`` becomes a registered env (any Gymnasium id, or ``module:EnvId``)."""
+    if cfg.env is None:
+        raise SystemExit("--env is required, e.g. --env=CartPole-v1")
+    register_gym_env(cfg.env)
+
+
+def main() -> int:
+    cfg = parse_gym_args()
+    from sample_factory.envs.env_utils import UnknownEnvError
+    from sample_factory.utils.logging_setup import log
+
+    try:
+        register_env_from_cfg(cfg)
+    except UnknownEnvError as exc:
+        log.error("%s", exc)
+        return 1
+    return run_rl(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,420 @@
+"""Learner: batch preparation, exact BPTT, losses, masking, V-trace, learning-rate schedules and checkpoints.
+
+Everything runs in-process on the CPU with tiny models on small synthetic batches that follow the sampler's
+trajectory contract (``[N, T+1]`` observations and RNN states, ``[N, T]`` for everything else).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import io
+import types
+
+import gymnasium as gym
+import pytest
+import torch
+from torch import Tensor
+
+from sample_factory.algo.learning.batch_preparation import normalizers_mode
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
+from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, calc_num_actions
+from sample_factory.algo.utils.rl_utils import vtrace
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.model.model_utils import get_rnn_size
+
+OBS_DIM = 4
+DISCRETE = gym.spaces.Discrete(3)
+
+
+@functools.lru_cache(maxsize=1)
+def _base_cfg():
+    return default_cfg(env="learner_test")
+
+
+def make_cfg(**overrides):
+    """A tiny, fast configuration: 2 trajectories of 8 steps per minibatch, recurrence 4."""
+    cfg = copy.deepcopy(_base_cfg())
+    settings = dict(
+        device="cpu", encoder_mlp_layers=[16], rnn_size=8, rollout=8, recurrence=4, batch_size=16,
+        num_batches_per_epoch=2, num_epochs=1, learning_rate=1e-3, shuffle_minibatches=False,
+    )  # fmt: skip
+    settings.update(overrides)
+    for key, value in settings.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+def make_learner(cfg, action_space: gym.Space = DISCRETE, seed: int = 0) -> Learner:
+    torch.manual_seed(seed)
+    env_info = types.SimpleNamespace(
+        obs_space=gym.spaces.Box(-10.0, 10.0, (OBS_DIM,)), action_space=action_space, num_agents=1, frameskip=1
+    )
+    learner = Learner(cfg, env_info)
+    learner.init()
+    return learner
+
+
+def random_actions(action_space: gym.Space, shape: tuple[int, int], gen: torch.Generator) -> Tensor:
+    if isinstance(action_space, gym.spaces.Discrete):
+        return torch.randint(0, int(action_space.n), shape, generator=gen)
+    if isinstance(action_space, gym.spaces.Box):
+        return torch.randn(*shape, calc_num_actions(action_space), generator=gen)
+    columns = [random_actions(space, shape, gen).float().reshape(*shape, -1) for space in action_space.spaces]
+    return torch.cat(columns, dim=-1)
+
+
+def make_trajectories(
+    cfg, num_trajectories: int = 4, action_space: gym.Space = DISCRETE, seed: int = 1, done_prob: float = 0.25
+) -> TensorDict:
+    """Random trajectories in the sampler's layout, with episode ends scattered inside segments."""
+    gen = torch.Generator().manual_seed(seed)
+    n, t = num_trajectories, cfg.rollout
+    dones = (torch.rand(n, t, generator=gen) < done_prob).float()
+    rnn_states = torch.randn(n, t + 1, get_rnn_size(cfg), generator=gen)
+    rnn_states[:, 1:] *= 1.0 - dones.unsqueeze(-1)  # zero state after an episode end, as the sampler stores it
+    return TensorDict(
+        obs=TensorDict(obs=torch.randn(n, t + 1, OBS_DIM, generator=gen) * 3 + 1),
+        rnn_states=rnn_states,
+        actions=random_actions(action_space, (n, t), gen),
+        log_prob_actions=-torch.rand(n, t, generator=gen) - 0.5,
+        action_logits=torch.randn(n, t, calc_num_action_parameters(action_space), generator=gen),
+        values=torch.randn(n, t, generator=gen),
+        rewards=torch.randn(n, t, generator=gen),
+        dones=dones,
+        time_outs=dones * (torch.rand(n, t, generator=gen) < 0.5).float(),
+        valids=torch.ones(n, t, dtype=torch.bool),
+        policy_version=torch.zeros(n, t, dtype=torch.int64),
+    )
+
+
+def step_by_step_outputs(learner: Learner, batch: TensorDict) -> tuple[Tensor, Tensor]:
+    """Reference values and log-probs: the core run one step at a time per segment, reset to zero after dones."""
+    ac, recurrence = learner.actor_critic, learner.recurrence
+    values, log_probs = [], []
+    with torch.no_grad():
+        for start in range(0, batch["dones"].shape[0], recurrence):
+            state = batch["rnn_states"][start : start + 1]
+            for i in range(start, start + recurrence):
+                if i > start and batch["dones"][i - 1] > 0:
+                    state = torch.zeros_like(state)
+                head = ac.forward_head({key: x[i : i + 1] for key, x in batch["obs"].items()})
+                core, state = ac.forward_core(head, state)
+                tail = ac.forward_tail(core, values_only=False, sample_actions=False)
+                values.append(tail["values"])
+                log_probs.append(ac.action_distribution().log_prob(batch["actions"][i : i + 1]))
+    return torch.cat(values), torch.cat(log_probs)
+
+
+def grads(learner: Learner) -> list[Tensor]:
+    return [p.grad.clone() for p in learner.actor_critic.parameters()]
+
+
+# ---- learning -----------------------------------------------------------------------------------------------------
+
+
+def test_loss_goes_down_on_a_fixed_batch():
+    cfg = make_cfg(learning_rate=3e-3, normalize_returns=False)
+    learner = make_learner(cfg)
+    batch = learner.prepare_batch(make_trajectories(cfg))
+    losses = [learner.train(batch)["loss"] for _ in range(40)]
+    assert sum(losses[-5:]) / 5 < 0.7 * sum(losses[:5]) / 5
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "lamb"])
+def test_zero_learning_rate_leaves_weights_unchanged(optimizer: str):
+    cfg = make_cfg(learning_rate=0.0, optimizer=optimizer, num_epochs=2)
+    learner = make_learner(cfg)
+    weights_before = copy.deepcopy(learner.actor_critic.state_dict())
+    stats = learner.train(learner.prepare_batch(make_trajectories(cfg)))
+    # the steps did happen, with non-zero gradients: only the zero step size keeps the weights where they were
+    assert stats["num_sgd_steps"] == 4 and learner.policy_version == 4 and stats["grad_norm"] > 0
+    assert len(learner.optimizer.state) > 0
+    weights_after = learner.actor_critic.state_dict()
+    for name, _ in learner.actor_critic.named_parameters():
+        assert torch.equal(weights_before[name], weights_after[name]), name
+
+
+@pytest.mark.parametrize(
+    ("action_space", "overrides"),
+    [
+        (gym.spaces.Box(-1.0, 1.0, (2,)), dict(kl_loss_coeff=0.5, use_rnn=False, recurrence=1)),
+        (gym.spaces.Tuple([gym.spaces.Discrete(3), gym.spaces.Discrete(2)]), dict(exploration_loss="symmetric_kl")),
+        (DISCRETE, dict(rnn_type="lstm", actor_critic_share_weights=False, shuffle_minibatches=True, num_epochs=2)),
+    ],
+)
+def test_other_action_spaces_and_losses_train(action_space: gym.Space, overrides: dict):
+    cfg = make_cfg(**overrides)
+    learner = make_learner(cfg, action_space)
+    stats = learner.train(learner.prepare_batch(make_trajectories(cfg, action_space=action_space)))
+    assert all(torch.isfinite(torch.tensor(value)) for value in stats.values())
+    assert stats["grad_norm"] > 0
+    if cfg.kl_loss_coeff > 0:
+        assert stats["kl_loss"] == pytest.approx(cfg.kl_loss_coeff * stats["kl_divergence"])
+    if cfg.exploration_loss == "symmetric_kl":
+        assert stats["exploration_loss"] > 0  # symmetric KL is positive, -entropy would be negative
+
+
+# ---- learning-rate schedules --------------------------------------------------------------------------------------
+
+
+def test_kl_adaptive_rule():
+    threshold, lr_min, lr_max = 0.01, 1e-5, 1e-2
+    assert kl_adaptive_lr(1e-3, 0.05, threshold, lr_min, lr_max) == pytest.approx(1e-3 / 1.5)  # KL > 2 thr
+    assert kl_adaptive_lr(1e-3, 0.001, threshold, lr_min, lr_max) == pytest.approx(1e-3 * 1.5)  # KL < thr / 2
+    assert kl_adaptive_lr(1e-3, 0.01, threshold, lr_min, lr_max) == 1e-3  # in between: unchanged
+    assert kl_adaptive_lr(1.2e-5, 1.0, threshold, lr_min, lr_max) == lr_min  # clamped below
+    assert kl_adaptive_lr(9e-3, 0.0, threshold, lr_min, lr_max) == lr_max  # clamped above
+    assert kl_adaptive_lr(5e-6, 1.0, threshold, lr_min, lr_max) == 5e-6  # a decrease never raises the lr
+
+
+@pytest.mark.parametrize("schedule", ["kl_adaptive_minibatch", "kl_adaptive_epoch"])
+def test_adaptive_lr_follows_the_kl(schedule: str):
+    cfg = make_cfg(lr_schedule=schedule, learning_rate=1e-4, lr_schedule_kl_threshold=0.01, num_epochs=2)
+    trajectories = make_trajectories(cfg)
+
+    far = make_learner(cfg)
+    trajectories["action_logits"] = 5.0 * torch.randn_like(trajectories["action_logits"])  # KL far above threshold
+    far_stats = far.train(far.prepare_batch(trajectories))
+    assert far_stats["kl_divergence"] > 2 * cfg.lr_schedule_kl_threshold
+    assert far.lr < cfg.learning_rate
+
+    near = make_learner(cfg)
+    with torch.no_grad():  # the current policy is uniform and so is the behaviour policy: KL ~ 0
+        near.actor_critic.action_parameterization.distribution_linear.weight.zero_()
+        near.actor_critic.action_parameterization.distribution_linear.bias.zero_()
+    trajectories["action_logits"] = torch.zeros_like(trajectories["action_logits"])
+    near_stats = near.train(near.prepare_batch(trajectories))
+    assert near_stats["kl_divergence"] < 0.5 * cfg.lr_schedule_kl_threshold
+    assert near.lr > cfg.learning_rate
+    assert near.optimizer.param_groups[0]["lr"] > cfg.learning_rate or schedule == "kl_adaptive_epoch"
+
+
+# ---- BPTT and minibatches -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rnn_type", "share_weights"), [("gru", True), ("lstm", True), ("gru", False)])
+def test_bptt_with_dones_equals_step_by_step(rnn_type: str, share_weights: bool):
+    cfg = make_cfg(rnn_type=rnn_type, actor_critic_share_weights=share_weights, rollout=12, recurrence=6, batch_size=24)
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg, done_prob=0.35, seed=3)
+    trajectories["dones"][0, 1:3] = 1.0  # consecutive dones: a one-step episode
+    trajectories["dones"][1, 5] = 1.0  # a done on a segment's last step
+    # non-zero stored states after dones: the reset must come from the dones, not from the stored data
+    trajectories["rnn_states"] = torch.randn_like(trajectories["rnn_states"])
+    batch = learner.prepare_batch(trajectories)
+    assert 0 < batch["dones"].sum() < batch["dones"].numel()
+
+    with torch.no_grad():
+        outputs = learner._evaluate_policy(batch)
+    expected_values, expected_log_probs = step_by_step_outputs(learner, batch)
+    torch.testing.assert_close(outputs.values, expected_values, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(outputs.log_probs, expected_log_probs, rtol=1e-5, atol=1e-5)
+
+
+def test_shuffled_minibatches_hold_whole_segments():
+    cfg = make_cfg(shuffle_minibatches=True, rollout=8, recurrence=4, batch_size=8, num_batches_per_epoch=4)
+    learner = make_learner(cfg)
+    minibatches = learner._minibatch_indices(32)
+    assert len(minibatches) == 4
+    segments = torch.stack(minibatches).view(4, -1, cfg.recurrence)  # [M, segments, R]
+    assert torch.equal(segments - segments[..., :1], torch.arange(cfg.recurrence).expand_as(segments))
+    assert torch.all(segments[..., 0] % cfg.recurrence == 0)
+    assert torch.equal(torch.sort(segments.flatten()).values, torch.arange(32))
+
+
+# ---- V-trace ------------------------------------------------------------------------------------------------------
+
+
+def test_vtrace_targets_match_rl_utils():
+    cfg = make_cfg(with_vtrace=True, use_rnn=False, recurrence=8, vtrace_rho=1.0, vtrace_c=0.9, gamma=0.9)
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg)
+    trajectories["valids"][1, 2] = False
+    batch = learner.prepare_batch(trajectories)
+    mb = batch[slice(0, cfg.batch_size)]  # the first two whole trajectories
+    with torch.no_grad():
+        outputs = learner._evaluate_policy(mb)
+        advantages, targets = learner._advantages_and_targets(mb, outputs)
+
+    normalizer = learner.actor_critic.returns_normalizer
+    std = torch.sqrt(normalizer.running_var + normalizer.epsilon).float()
+    mean = normalizer.running_mean.float()
+    with torch.no_grad(), normalizers_mode(learner.actor_critic, training=False):
+        last_obs = learner.actor_critic.normalize_obs({"obs": trajectories["obs"]["obs"][:2, -1]})
+        bootstrap = learner.actor_critic(last_obs, trajectories["rnn_states"][:2, -1])["values"] * std + mean  # [2]
+    values = (outputs.values * std + mean).view(2, -1)
+    ratios = torch.exp(outputs.log_probs - mb["log_prob_actions"]).view(2, -1)
+    valids = torch.cat([mb["valids"].view(2, -1), torch.ones(2, 1, dtype=torch.bool)], dim=1)
+    vs, pg_advantages = vtrace(
+        ratios, mb["rewards"].view(2, -1), mb["dones"].view(2, -1), torch.cat([values, bootstrap[:, None]], 1),
+        valids, cfg.gamma, cfg.vtrace_rho, cfg.vtrace_c,
+    )  # fmt: skip
+    expected_targets = ((vs.flatten() - mean) / std).clamp(-normalizer.clip, normalizer.clip)
+    torch.testing.assert_close(advantages, pg_advantages.flatten())
+    torch.testing.assert_close(targets, expected_targets)
+    assert not torch.allclose(targets, mb["returns"])  # V-trace targets are not the GAE returns of prepare_batch
+
+    stats = learner.train(batch)
+    assert stats is not None and stats["num_sgd_steps"] == 2 and stats["grad_norm"] > 0
+
+
+# ---- masking ------------------------------------------------------------------------------------------------------
+
+
+def _grads_after_one_step(learner: Learner, start_state: dict, trajectories: TensorDict) -> tuple[dict, list]:
+    learner.load_checkpoint_state(copy.deepcopy(start_state))
+    stats = learner.train(learner.prepare_batch(trajectories))
+    return stats, grads(learner)
+
+
+def test_invalid_samples_do_not_affect_the_gradient():
+    cfg = make_cfg(use_rnn=False, recurrence=1, batch_size=32, num_batches_per_epoch=1, learning_rate=0.0)
+    cfg.value_bootstrap = True
+    learner = make_learner(cfg)
+    start_state = copy.deepcopy(learner.get_checkpoint_state())
+    trajectories = make_trajectories(cfg)
+    invalid = torch.rand(4, cfg.rollout, generator=torch.Generator().manual_seed(5)) < 0.3
+    trajectories["valids"] = ~invalid
+    stats, reference = _grads_after_one_step(learner, start_state, trajectories)
+
+    changed = trajectories.clone()
+    for key in ("actions", "log_prob_actions", "action_logits", "values", "rewards", "time_outs", "policy_version"):
+        replacement = make_trajectories(cfg, seed=9)[key]
+        where_invalid = invalid.view(*invalid.shape, *[1] * (replacement.dim() - 2))
+        changed[key] = torch.where(where_invalid, replacement, changed[key])
+    changed["obs"]["obs"][:, :-1][invalid] = 100.0
+    changed_stats, changed_grads = _grads_after_one_step(learner, start_state, changed)
+    for expected, actual in zip(reference, changed_grads, strict=True):
+        torch.testing.assert_close(actual, expected)
+    assert changed_stats["loss"] == pytest.approx(stats["loss"])
+
+    control = trajectories.clone()  # the same change on a valid sample must show, or the test proves nothing
+    valid_index = (~invalid).nonzero()[0]
+    control["rewards"][valid_index[0], valid_index[1]] += 5.0
+    _, control_grads = _grads_after_one_step(learner, start_state, control)
+    assert any(not torch.allclose(a, b) for a, b in zip(reference, control_grads, strict=True))
+
+
+def test_max_policy_lag_discards_stale_samples():
+    cfg = make_cfg(max_policy_lag=10)
+    learner = make_learner(cfg)
+    learner.policy_version = 50
+    trajectories = make_trajectories(cfg)
+    trajectories["policy_version"][:] = 45
+    trajectories["policy_version"][0] = 30  # a lag of 20 > 10
+    trajectories["policy_version"][1, :3] = 39  # a lag of exactly 11 on three steps
+    batch = learner.prepare_batch(trajectories)
+    expected_stale = torch.zeros(4, cfg.rollout, dtype=torch.bool)
+    expected_stale[0] = True
+    expected_stale[1, :3] = True
+    assert torch.equal(batch["discarded"], expected_stale.flatten())
+    assert torch.equal(batch["valids"], ~expected_stale.flatten())
+    stats = learner.train(batch)
+    assert stats["num_discarded"] == cfg.rollout + 3
+    assert stats["fraction_invalid"] == pytest.approx((cfg.rollout + 3) / (4 * cfg.rollout))
+    assert (stats["version_diff_min"], stats["version_diff_max"]) == (5, 20)
+
+    learner.policy_version = 1000
+    assert learner.train(learner.prepare_batch(trajectories)) is None  # everything stale: no SGD step
+
+
+# ---- batch preparation --------------------------------------------------------------------------------------------
+
+
+def test_prepare_batch_does_not_mutate_or_alias_the_trajectories():
+    cfg = make_cfg(value_bootstrap=True, reward_scale=0.5, normalize_input=True, normalize_returns=True)
+    learner = make_learner(cfg)
+    for num_trajectories in (4, 1):  # with one trajectory, slices of the input are contiguous views
+        trajectories = make_trajectories(cfg, num_trajectories=num_trajectories)
+        trajectories["obs"]["obs"] = trajectories["obs"]["obs"].contiguous()
+        original = trajectories.clone()
+        cfg.batch_size = num_trajectories * cfg.rollout // cfg.num_batches_per_epoch
+        batch = learner.prepare_batch(trajectories)
+        learner.train(batch)
+        for before, after in zip(original.leaves(), trajectories.leaves(), strict=True):
+            assert torch.equal(before, after)
+        input_storages = {t.untyped_storage().data_ptr() for t in trajectories.leaves()}
+        assert not any(t.untyped_storage().data_ptr() in input_storages for t in batch.leaves())
+
+
+def test_prepare_batch_shapes_rewards_and_bootstraps_time_outs():
+    cfg = make_cfg(
+        reward_scale=2.0, reward_clip=1.5, value_bootstrap=True, normalize_returns=False, gamma=0.9, use_rnn=False,
+        recurrence=1, gae_lambda=1.0,
+    )  # fmt: skip
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg, num_trajectories=2)
+    trajectories["rewards"][:] = 0.5
+    trajectories["rewards"][0, 0] = -3.0
+    trajectories["dones"][:] = 0.0
+    trajectories["time_outs"][:] = 0.0
+    trajectories["dones"][0, 3] = trajectories["time_outs"][0, 3] = 1.0  # truncated mid-rollout
+    trajectories["dones"][1, 7] = trajectories["time_outs"][1, 7] = 1.0  # truncated on the last step
+    trajectories["valids"][0, 5] = False
+    batch = learner.prepare_batch(trajectories)
+
+    bootstrap = batch["bootstrap_values"].view(2, -1)[:, 0]  # model output; reward units without normalize_returns
+    with torch.no_grad(), normalizers_mode(learner.actor_critic, training=False):
+        last_obs = learner.actor_critic.normalize_obs({"obs": trajectories["obs"]["obs"][:, -1]})
+        expected_bootstrap = learner.actor_critic(last_obs, trajectories["rnn_states"][:, -1])["values"]
+    torch.testing.assert_close(bootstrap, expected_bootstrap)
+
+    expected = torch.ones(2, cfg.rollout)  # 0.5 * 2
+    expected[0, 0] = -1.5  # -6 clipped
+    expected[0, 3] += 0.9 * trajectories["values"][0, 4]
+    expected[1, 7] += 0.9 * bootstrap[1]
+    torch.testing.assert_close(batch["rewards"], expected.flatten())
+
+    # gae_lambda = 1: returns are discounted reward sums to the episode end (or the bootstrap value); the invalid
+    # step 5 is skipped without discounting
+    returns = batch["returns"].view(2, -1)
+    torch.testing.assert_close(returns[0, 3], expected[0, 3])
+    torch.testing.assert_close(returns[0, 2], expected[0, 2] + 0.9 * expected[0, 3])
+    expected_return_4 = expected[0, 4] + 0.9 * expected[0, 6] + 0.81 * expected[0, 7] + 0.729 * bootstrap[0]
+    torch.testing.assert_close(returns[0, 4], expected_return_4)
+
+
+def test_observation_statistics_update_once_per_batch_from_valid_samples():
+    cfg = make_cfg(normalize_input=True, num_epochs=3)
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg)
+    trajectories["valids"][2:] = False
+    normalizer = learner.actor_critic.obs_normalizer.running_mean_std["obs"]
+    batch = learner.prepare_batch(trajectories)
+    valid_obs = trajectories["obs"]["obs"][:2, :-1].reshape(-1, OBS_DIM).double()
+    assert normalizer.count.item() == valid_obs.shape[0]
+    torch.testing.assert_close(normalizer.running_mean, valid_obs.mean(0))
+    learner.train(batch)  # SGD epochs must not touch the statistics
+    assert normalizer.count.item() == valid_obs.shape[0]
+
+
+# ---- checkpoints --------------------------------------------------------------------------------------------------
+
+
+def test_checkpoint_state_round_trips_through_weights_only_load(tmp_path):
+    cfg = make_cfg(lr_schedule="kl_adaptive_minibatch")
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg)
+    learner.train(learner.prepare_batch(trajectories))
+    path = tmp_path / "checkpoint.pth"
+    torch.save(learner.get_checkpoint_state(), path)
+    state = torch.load(path, weights_only=True)
+
+    restored = make_learner(cfg, seed=123)
+    restored.load_checkpoint_state(state)
+    assert (restored.train_step, restored.policy_version, restored.lr) == (1, 2, learner.lr)
+    restored_model = restored.actor_critic.state_dict()
+    for name, expected in learner.actor_critic.state_dict().items():
+        assert torch.equal(expected, restored_model[name]), name
+    buffer = io.BytesIO()
+    torch.save(restored.optimizer.state_dict(), buffer)  # the optimiser state itself is weights_only-loadable too
+    buffer.seek(0)
+    torch.load(buffer, weights_only=True)
+
+    expected_stats = learner.train(learner.prepare_batch(trajectories))
+    restored_stats = restored.train(restored.prepare_batch(trajectories))
+    assert restored_stats["loss"] == pytest.approx(expected_stats["loss"], rel=1e-6)
+    assert restored_stats["policy_version"] == expected_stats["policy_version"] == 4

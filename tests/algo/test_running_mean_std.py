@@ -1,0 +1,118 @@
+"""Running mean/std normalisers against numpy statistics over everything seen."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from sample_factory.algo.utils.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
+
+EPSILON = 1e-5
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 4, 4)])
+def test_statistics_match_numpy_over_several_updates(shape: tuple[int, ...]):
+    rng = np.random.default_rng(0)
+    normalizer = RunningMeanStdInPlace(shape)
+    batches = [rng.normal(loc=3.0, scale=2.0, size=(n, *shape)) for n in (1, 7, 30, 5)]
+    for batch in batches:
+        normalizer(torch.tensor(batch, dtype=torch.float32))
+    seen = np.concatenate(batches).astype(np.float32).astype(np.float64)
+    np.testing.assert_allclose(normalizer.running_mean.numpy(), seen.mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.running_var.numpy(), seen.var(axis=0), rtol=1e-10)
+    assert normalizer.count.item() == len(seen)
+
+
+def test_leading_dims_all_count_as_batch():
+    x = torch.randn(4, 6, 3, dtype=torch.float64)  # [T, B, obs_dim]
+    normalizer = RunningMeanStdInPlace((3,))
+    normalizer(x.clone())
+    torch.testing.assert_close(normalizer.running_mean, x.reshape(-1, 3).mean(0))
+
+
+def test_normalizes_in_place_with_clipping():
+    normalizer = RunningMeanStdInPlace((2,), clip=5.0)
+    normalizer(torch.tensor([[0.0, 10.0], [2.0, 30.0]]))  # mean [1, 20], var [1, 100]
+    normalizer.eval()
+    x = torch.tensor([[3.0, 10.0], [100.0, 20.0]])
+    result = normalizer(x)
+    assert result is x
+    expected = torch.tensor([[2.0 / np.sqrt(1 + EPSILON), -10.0 / np.sqrt(100 + EPSILON)], [5.0, 0.0]])
+    torch.testing.assert_close(x, expected.float())
+    assert normalizer.count.item() == 2  # eval mode leaves the statistics alone
+
+
+def test_denormalize_inverts_normalize():
+    normalizer = RunningMeanStdInPlace(())
+    normalizer(torch.randn(1000) * 4.0 + 10.0)
+    normalizer.eval()
+    returns = torch.randn(50) * 4.0 + 10.0
+    normalized = normalizer(returns.clone())
+    assert abs(normalized.mean().item()) < 0.5
+    torch.testing.assert_close(normalizer(normalized, denormalize=True), returns)
+    assert normalizer.count.item() == 1000
+
+
+def test_integer_and_grad_tracked_inputs_are_not_overwritten():
+    normalizer = RunningMeanStdInPlace((4,))
+    pixels = torch.full((2, 4), 200, dtype=torch.uint8)
+    result = normalizer(pixels)
+    assert result.dtype == torch.float32 and torch.all(pixels == 200)
+    values = torch.ones(3, 4, requires_grad=True)
+    normalizer.eval()
+    normalizer(values, denormalize=True).sum().backward()
+    assert values.grad is not None and torch.all(values == 1.0)
+
+
+def test_statistics_live_in_state_dict_as_float64():
+    normalizer = RunningMeanStdInPlace((3,))
+    normalizer(torch.randn(10, 3))
+    state = normalizer.state_dict()
+    assert set(state) == {"running_mean", "running_var", "count"}
+    assert all(t.dtype == torch.float64 for t in state.values())
+    restored = RunningMeanStdInPlace((3,))
+    restored.load_state_dict(state)
+    torch.testing.assert_close(restored.running_var, normalizer.running_var)
+
+
+def _dict_space() -> gym.spaces.Dict:
+    return gym.spaces.Dict(
+        obs=gym.spaces.Box(-10, 10, (3,)),
+        measurements=gym.spaces.Box(-10, 10, (2,)),
+        action_mask=gym.spaces.Box(0, 1, (4,)),
+        level=gym.spaces.Discrete(5),
+    )
+
+
+def _dict_obs() -> dict[str, torch.Tensor]:
+    return dict(
+        obs=torch.randn(8, 3) * 3 + 1,
+        measurements=torch.randn(8, 2) + 5,
+        action_mask=torch.ones(8, 4),
+        level=torch.arange(8),
+    )
+
+
+def test_dict_normalizer_defaults_to_box_keys_except_action_mask():
+    normalizer = RunningMeanStdDictInPlace(_dict_space())
+    obs = _dict_obs()
+    raw_obs = {k: v.clone() for k, v in obs.items()}
+    result = normalizer(obs)
+    assert set(normalizer.running_mean_std.keys()) == {"obs", "measurements"}
+    torch.testing.assert_close(normalizer.running_mean_std["obs"].running_mean, raw_obs["obs"].double().mean(0))
+    assert abs(result["measurements"].mean().item()) < 1e-4
+    torch.testing.assert_close(result["action_mask"], raw_obs["action_mask"])
+    torch.testing.assert_close(result["level"], raw_obs["level"])
+
+
+def test_dict_normalizer_selected_keys_only():
+    normalizer = RunningMeanStdDictInPlace(_dict_space(), keys_to_normalize=["measurements"])
+    obs = _dict_obs()
+    raw = obs["obs"].clone()
+    normalizer(obs)
+    torch.testing.assert_close(obs["obs"], raw)
+    assert "obs" not in normalizer.running_mean_std
+    with pytest.raises(ValueError, match="missing_key"):
+        RunningMeanStdDictInPlace(_dict_space(), keys_to_normalize=["missing_key"])

@@ -1,0 +1,125 @@
+"""Each validation rule rejects a bad config with a message that names the flag and the fix."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.cfg.validation import ConfigError, validate_cfg
+
+
+@pytest.fixture
+def cfg(tmp_path: Path):
+    cfg = default_cfg(experiment="exp")
+    cfg.train_dir = str(tmp_path / "train_dir")
+    cfg.device = "cpu"
+    return cfg
+
+
+def _with(cfg, **overrides):
+    for name, value in overrides.items():
+        setattr(cfg, name, value)
+    return cfg
+
+
+def test_valid_config_passes_and_creates_train_dir(cfg) -> None:
+    validate_cfg(cfg)
+    assert os.path.isdir(cfg.train_dir)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"num_envs_per_worker": 3, "worker_num_splits": 2},
+            "--num_envs_per_worker=3 must be a multiple of --worker_num_splits=2: use --num_envs_per_worker=4",
+        ),
+        (
+            {"batch_size": 1000, "recurrence": 32},
+            "--batch_size=1000 must be a multiple of --recurrence=32: use --batch_size=1024 or change --recurrence",
+        ),
+        (
+            {"batch_size": 1000, "recurrence": -1, "rollout": 32, "use_rnn": True},
+            "--batch_size=1000 must be a multiple of --recurrence=32: use --batch_size=1024 or change --recurrence",
+        ),
+        (
+            {"rollout": 48, "recurrence": 32, "batch_size": 1024},
+            "--rollout=48 must be a multiple of --recurrence=32: use --rollout=64 or change --recurrence",
+        ),
+        (
+            {"with_vtrace": True, "rollout": 32, "recurrence": 16},
+            "--with_vtrace=True needs --recurrence equal to --rollout=32 (got --recurrence=16)",
+        ),
+        ({"recurrence": 0}, "--recurrence=0 must be >= 1"),
+        ({"experiment": ".."}, "--experiment='..' must name a sub-folder of --train_dir"),
+        ({"experiment": ""}, "--experiment='' must name a sub-folder of --train_dir"),
+    ],
+    ids=["env_splits", "batch_recurrence", "batch_auto_recurrence", "rollout", "vtrace", "recurrence0", "up", "empty"],
+)
+def test_rule_names_flag_and_fix(cfg, overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_cfg(_with(cfg, **overrides))
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "num_batches_per_epoch",
+        "batch_size",
+        "rollout",
+        "num_workers",
+        "num_envs_per_worker",
+        "worker_num_splits",
+        "num_policies",
+        "num_epochs",
+    ],
+)
+@pytest.mark.parametrize("value", [0, -3])
+def test_counts_must_be_positive(cfg, name: str, value: int) -> None:
+    with pytest.raises(ConfigError, match=f"--{name}={value} must be >= 1"):
+        validate_cfg(_with(cfg, **{name: value}))
+
+
+def test_vtrace_with_recurrence_equal_to_rollout_is_fine(cfg) -> None:
+    validate_cfg(_with(cfg, with_vtrace=True, rollout=32, recurrence=32))
+
+
+def test_all_problems_are_reported_together(cfg) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_cfg(_with(cfg, num_envs_per_worker=3, batch_size=1000))
+    text = str(error.value)
+    assert "--num_envs_per_worker=3" in text and "--batch_size=1000" in text
+
+
+def test_unwritable_train_dir_names_the_path(cfg, tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    cfg.train_dir = str(blocker / "train_dir")  # fails even as root, unlike a read-only folder
+    with pytest.raises(ConfigError) as error:
+        validate_cfg(cfg)
+    assert f"--train_dir={cfg.train_dir} is not writable" in str(error.value)
+    assert "pass --train_dir=" in str(error.value)
+
+
+def test_gpu_without_cuda_falls_back_to_cpu_with_warning(cfg, sf_log, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    validate_cfg(_with(cfg, device="gpu"))
+    assert cfg.device == "cpu"
+    assert "--device=gpu" in sf_log.text(logging.WARNING)
+
+
+def test_gpu_with_cuda_is_kept(cfg, sf_log, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    validate_cfg(_with(cfg, device="gpu"))
+    assert cfg.device == "gpu"
+    assert sf_log.messages(logging.WARNING) == []
+
+
+def test_config_error_is_a_value_error() -> None:
+    assert issubclass(ConfigError, ValueError)

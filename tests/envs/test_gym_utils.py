@@ -1,0 +1,112 @@
+"""The Gymnasium env family: registration, creation, error messages and default flags."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import numpy as np
+import pytest
+
+from sample_factory.algo.utils.context import global_env_registry
+from sample_factory.envs.create_env import create_env, make_env_config
+from sample_factory.envs.env_utils import UnknownEnvError
+from sample_factory.envs.env_wrappers import RecordEpisodeStatistics
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.utils import log
+from sf_examples.gym.gym_utils import (
+    GYM_DEFAULTS,
+    add_gym_env_args,
+    gym_override_defaults,
+    make_gym_env_func,
+    register_gym_env,
+)
+
+
+def test_register_and_create_cartpole():
+    register_gym_env("CartPole-v1")
+    assert global_env_registry()["CartPole-v1"] is make_gym_env_func
+    env = create_env("CartPole-v1", cfg=AttrDict(), env_config=make_env_config(0, 0, 0))
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.shape == (4,) and env.action_space.n == 2
+    obs, reward, terminated, truncated, _ = env.step(0)
+    assert obs.shape == (4,) and reward == 1.0
+    env.close()
+
+
+def test_misspelled_id_suggests_close_match():
+    with pytest.raises(UnknownEnvError) as exc_info:
+        register_gym_env("CartPol-v1")
+    message = str(exc_info.value)
+    assert "Did you mean" in message and "CartPole-v1" in message
+    assert "register_env" in message and "gymnasium.register" in message
+    assert "CartPol-v1" not in global_env_registry()
+
+
+def test_unknown_module_prefix_is_reported():
+    with pytest.raises(UnknownEnvError, match="no_such_pkg_xyz"):
+        register_gym_env("no_such_pkg_xyz:Foo-v0")
+
+
+def test_module_prefix_imports_then_registers():
+    register_gym_env("gymnasium.envs.classic_control:Acrobot-v1")
+    env = create_env("gymnasium.envs.classic_control:Acrobot-v1")
+    assert env.observation_space.shape == (6,)
+    env.close()
+
+
+def test_record_episode_statistics_follows_cfg():
+    plain = make_gym_env_func("CartPole-v1", cfg=AttrDict(use_record_episode_statistics=False))
+    recorded = make_gym_env_func("CartPole-v1", cfg=AttrDict(use_record_episode_statistics=True))
+    assert isinstance(recorded, RecordEpisodeStatistics)
+    assert not isinstance(plain, RecordEpisodeStatistics)
+    recorded.reset(seed=1)
+    info, steps, done = {}, 0, False
+    while not done:
+        _, _, terminated, truncated, info = recorded.step(0)
+        steps += 1
+        done = terminated or truncated
+    assert info["episode"] == {"r": float(steps), "l": steps}
+
+
+def test_render_mode_passed_to_gymnasium():
+    pytest.importorskip("pygame", reason="CartPole renders with pygame")
+    env = make_gym_env_func("CartPole-v1", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert isinstance(frame, np.ndarray) and frame.ndim == 3
+    env.close()
+
+
+def _parser_with_flags(names: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    for name in names:
+        parser.add_argument(f"--{name}", default="library-default")
+    return parser
+
+
+def test_override_defaults_applies_gym_defaults():
+    parser = _parser_with_flags(list(GYM_DEFAULTS) + ["batch_size"])
+    add_gym_env_args("CartPole-v1", parser)
+    gym_override_defaults("CartPole-v1", parser)
+    cfg = parser.parse_args([])
+    assert cfg.encoder_mlp_layers == [64, 64]
+    assert cfg.nonlinearity == "tanh" and cfg.use_rnn is False
+    assert cfg.batch_size == "library-default"
+    assert parser.parse_args(["--rollout", "64"]).rollout == "64"
+
+
+def test_override_defaults_skips_and_reports_undeclared_flags():
+    messages: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    parser = _parser_with_flags(["rollout"])
+    log.addHandler(handler)
+    try:
+        gym_override_defaults("CartPole-v1", parser)
+    finally:
+        log.removeHandler(handler)
+    cfg = parser.parse_args([])
+    assert cfg.rollout == GYM_DEFAULTS["rollout"]
+    assert not hasattr(cfg, "encoder_mlp_layers")
+    assert len(messages) == 1 and "encoder_mlp_layers" in messages[0]

@@ -1,0 +1,158 @@
+"""GPU selection without CUDA: nvidia-smi parsing, CUDA_VISIBLE_DEVICES rules, round-robin assignment."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from sample_factory.utils import gpu_utils
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.gpu_utils import (
+    CUDA_ENVVAR,
+    cuda_available,
+    get_available_gpus,
+    get_gpus_without_triggering_pytorch_cuda_initialization,
+    gpus_for_process,
+    set_global_cuda_envvars,
+    set_gpus_for_process,
+)
+
+NVIDIA_SMI_OUTPUT = """\
+GPU 0: NVIDIA H200 (UUID: GPU-aaaa1111-0000-0000-0000-000000000000)
+GPU 1: NVIDIA H200 (UUID: GPU-bbbb2222-0000-0000-0000-000000000000)
+  MIG 1g.18gb     Device  0: (UUID: MIG-cccc3333-0000-0000-0000-000000000000)
+GPU 2: NVIDIA H200 (UUID: GPU-dddd4444-0000-0000-0000-000000000000)
+GPU 3: NVIDIA H200 (UUID: GPU-eeee5555-0000-0000-0000-000000000000)
+"""
+
+
+@pytest.fixture
+def fake_smi_env(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH holds only a fake ``nvidia-smi`` that lists four GPUs."""
+    (tmp_path / "smi_output.txt").write_text(NVIDIA_SMI_OUTPUT)
+    script = tmp_path / "nvidia-smi"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stdout.write(open({str(tmp_path / 'smi_output.txt')!r}).read())\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": str(tmp_path)}
+
+
+def test_parse_nvidia_smi_ignores_mig_lines() -> None:
+    parsed = gpu_utils._parse_nvidia_smi(NVIDIA_SMI_OUTPUT)
+    assert [index for index, _ in parsed] == [0, 1, 2, 3]
+    assert parsed[1][1] == "GPU-bbbb2222-0000-0000-0000-000000000000"
+
+
+def test_no_nvidia_smi_means_no_gpus(tmp_path: Path) -> None:
+    assert get_gpus_without_triggering_pytorch_cuda_initialization({"PATH": str(tmp_path)}) == []
+
+
+def test_failing_nvidia_smi_means_no_gpus(tmp_path: Path) -> None:
+    script = tmp_path / "nvidia-smi"
+    script.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    script.chmod(0o755)
+    assert get_gpus_without_triggering_pytorch_cuda_initialization({"PATH": str(tmp_path)}) == []
+
+
+def test_all_gpus_listed_without_visible_devices(fake_smi_env: dict[str, str]) -> None:
+    assert get_gpus_without_triggering_pytorch_cuda_initialization(fake_smi_env) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("visible", "expected"),
+    [
+        ("2,0", [2, 0]),
+        ("", []),
+        ("-1", []),
+        ("1,-1,3", [1]),  # CUDA stops at the first entry that names no device
+        ("3,7,1", [3]),
+        ("GPU-dddd4444", [2]),
+        ("eeee5555,0", [3, 0]),
+    ],
+)
+def test_visible_devices_narrow_the_list(fake_smi_env: dict[str, str], visible: str, expected: list[int]) -> None:
+    env = {**fake_smi_env, CUDA_ENVVAR: visible}
+    assert get_gpus_without_triggering_pytorch_cuda_initialization(env) == expected
+
+
+def test_available_gpus_trusts_numeric_visible_devices(tmp_path: Path) -> None:
+    """No nvidia-smi on this PATH: the answer can only have come from the variable."""
+    assert get_available_gpus({"PATH": str(tmp_path), CUDA_ENVVAR: "4, 6"}) == [4, 6]
+    assert get_available_gpus({"PATH": str(tmp_path), CUDA_ENVVAR: ""}) == []
+
+
+def test_available_gpus_resolves_uuids_through_nvidia_smi(fake_smi_env: dict[str, str]) -> None:
+    assert get_available_gpus({**fake_smi_env, CUDA_ENVVAR: "GPU-bbbb2222"}) == [1]
+
+
+@pytest.mark.parametrize(
+    ("process_idx", "per_process", "mask", "expected"),
+    [
+        (0, 1, None, [0]),
+        (1, 1, None, [1]),
+        (5, 1, None, [1]),  # round-robin over 4 GPUs
+        (1, 2, None, [2, 3]),
+        (2, 2, None, [0, 1]),
+        (1, 3, None, [3, 0, 1]),
+        (0, 1, [1, 3], [1]),
+        (1, 1, [1, 3], [3]),
+        (2, 1, [1, 3], [1]),
+        (0, 0, None, []),
+    ],
+)
+def test_gpus_for_process(
+    monkeypatch: pytest.MonkeyPatch, process_idx: int, per_process: int, mask: list[int] | None, expected: list[int]
+) -> None:
+    monkeypatch.setenv(CUDA_ENVVAR, "0,1,2,3")
+    assert gpus_for_process(process_idx, per_process, mask) == expected
+
+
+def test_gpu_mask_positions_refer_to_available_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CUDA_ENVVAR, "4,6")
+    assert gpus_for_process(0, 1, gpu_mask=[1]) == [6]
+    with pytest.raises(ValueError, match="--actor_worker_gpus"):
+        gpus_for_process(0, 1, gpu_mask=[2])
+
+
+def test_gpus_for_process_without_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CUDA_ENVVAR, "")
+    assert gpus_for_process(3, 2, gpu_mask=[0]) == []
+
+
+def test_set_gpus_for_process_sets_visible_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CUDA_ENVVAR, "0,1,2,3")
+    assert set_gpus_for_process(1, 2, "learner") == [2, 3]
+    assert os.environ[CUDA_ENVVAR] == "2,3"
+    assert set_gpus_for_process(0, 0, "rollout worker") == []
+    assert os.environ[CUDA_ENVVAR] == ""
+
+
+def test_global_envvars_cpu_hides_gpus_and_keeps_user_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CUDA_ENVVAR, raising=False)
+    set_global_cuda_envvars(AttrDict(device="cpu"))
+    assert os.environ[CUDA_ENVVAR] == ""
+    monkeypatch.setenv(CUDA_ENVVAR, "1")
+    set_global_cuda_envvars(AttrDict(device="cpu"))
+    assert os.environ[CUDA_ENVVAR] == "1"
+
+
+def test_global_envvars_gpu_lists_detected_gpus(monkeypatch: pytest.MonkeyPatch, fake_smi_env: dict[str, str]) -> None:
+    monkeypatch.delenv(CUDA_ENVVAR, raising=False)
+    monkeypatch.setenv("PATH", fake_smi_env["PATH"])
+    set_global_cuda_envvars(AttrDict(device="gpu"))
+    assert os.environ[CUDA_ENVVAR] == "0,1,2,3"
+
+
+def test_cuda_available_is_false_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes "import torch" raise ImportError
+    assert cuda_available() is False
+
+
+def test_cuda_available_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    assert cuda_available() is torch.cuda.is_available()
