@@ -84,6 +84,13 @@ def _divisibility_problems(cfg: Config) -> list[str]:
                 f"--{name}={value} must be a multiple of --recurrence={recurrence}: "
                 f"use --{name}={_round_up(value, recurrence)} or change --recurrence"
             )
+    samples = cfg.batch_size * cfg.num_batches_per_epoch
+    if cfg.rollout > 0 and samples % cfg.rollout:
+        problems.append(
+            f"--batch_size={cfg.batch_size} x --num_batches_per_epoch={cfg.num_batches_per_epoch} = {samples} samples "
+            f"must be a multiple of --rollout={cfg.rollout} (batches are made of whole trajectories): "
+            f"use --batch_size={_round_up(cfg.batch_size, cfg.rollout)} or change --rollout"
+        )
     if cfg.with_vtrace and recurrence != cfg.rollout:
         problems.append(
             f"--with_vtrace=True needs --recurrence equal to --rollout={cfg.rollout} (got --recurrence={recurrence}): "

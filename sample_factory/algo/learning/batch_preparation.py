@@ -122,11 +122,14 @@ def normalize_observations(actor_critic: ActorCritic, obs: ObsDict, valids: Tens
         obs: key -> [B, *obs_shape] raw observations.
         valids: [B] bool.
     """
-    if actor_critic.obs_normalizer is not None:
-        all_valid = bool(valids.all())
-        valid_obs = obs if all_valid else {key: x[valids] for key, x in obs.items()}
+    if actor_critic.obs_normalizer is None:
+        return actor_critic.normalize_obs(obs)
+    if bool(valids.all()):
+        # in train mode the normaliser updates first, then applies the new statistics: one pass does both steps
         with normalizers_mode(actor_critic, training=True):
-            actor_critic.normalize_obs(valid_obs)
+            return actor_critic.normalize_obs(obs)
+    with normalizers_mode(actor_critic, training=True):
+        actor_critic.normalize_obs({key: x[valids] for key, x in obs.items()})
     with normalizers_mode(actor_critic, training=False):
         return actor_critic.normalize_obs(obs)
 

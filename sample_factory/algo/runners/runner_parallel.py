@@ -75,13 +75,15 @@ class ParallelRunner:
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}
         self.inboxes: dict = {}
+        self.shared: SharedState | None = None
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
 
         cfg = self.cfg
         env_info = obtain_env_info(cfg)
-        shared = make_shared_state(cfg, env_info, serial=False)
+        # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
+        self.shared = shared = make_shared_state(cfg, env_info, serial=False)
         specs = loop_specs(cfg)
         component_loops = {RUNNER: RUNNER_LOOP}
         for spec in specs:

@@ -1,0 +1,143 @@
+"""Learner throughput on synthetic batches: how many samples per second SGD can consume, no envs involved.
+
+``python -m sample_factory.algo.learning.learner_benchmark [--device=cpu|gpu] [--iterations=5] [--warmup=2]``
+
+Two cases bracket the usual workloads: a CartPole-sized MLP + GRU and a Doom-sized conv net + GRU (3x72x128 uint8
+observations, ``convnet_simple``, GRU 512, ``Discrete(6)``). Each iteration is one ``prepare_batch`` and one
+``train`` call on a fresh random batch; the first ``--warmup`` iterations are not timed (allocator and kernel warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import types
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.utils.action_distributions import calc_num_action_parameters
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.torch_utils import synchronize
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.typing import Config
+
+
+@dataclass
+class BenchmarkCase:
+    name: str
+    obs_space: gym.spaces.Box
+    action_space: gym.Space
+    overrides: dict
+
+
+CASES = [
+    BenchmarkCase(
+        "cartpole_mlp_gru",
+        gym.spaces.Box(-np.inf, np.inf, (4,), np.float32),
+        gym.spaces.Discrete(2),
+        dict(encoder_mlp_layers=[64, 64], rnn_size=64, batch_size=1024, rollout=32, recurrence=32),
+    ),
+    BenchmarkCase(
+        "doom_conv_gru",
+        gym.spaces.Box(0, 255, (3, 72, 128), np.uint8),
+        gym.spaces.Discrete(6),
+        dict(encoder_conv_architecture="convnet_simple", rnn_size=512, batch_size=2048, rollout=32, recurrence=32),
+    ),
+]
+
+
+def make_case_cfg(case: BenchmarkCase, device: str) -> Config:
+    cfg = default_cfg(env="learner_benchmark")
+    for key, value in dict(device=device, num_batches_per_epoch=1, num_epochs=1, **case.overrides).items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+def random_trajectories(cfg: Config, case: BenchmarkCase) -> TensorDict:
+    """A batch in the sampler's layout filled with random data (occasional episode ends inside segments)."""
+    n, t = cfg.batch_size // cfg.rollout, cfg.rollout
+    shape = case.obs_space.shape
+    if case.obs_space.dtype == np.uint8:
+        obs = torch.randint(0, 256, (n, t + 1, *shape), dtype=torch.uint8)
+    else:
+        obs = torch.randn(n, t + 1, *shape)
+    dones = (torch.rand(n, t) < 0.02).float()
+    return TensorDict(
+        obs=TensorDict(obs=obs),
+        rnn_states=torch.randn(n, t + 1, get_rnn_size(cfg)) * 0.1,
+        actions=torch.randint(0, int(case.action_space.n), (n, t)),
+        log_prob_actions=-torch.rand(n, t),
+        action_logits=torch.randn(n, t, calc_num_action_parameters(case.action_space)),
+        values=torch.randn(n, t),
+        rewards=torch.randn(n, t),
+        dones=dones,
+        time_outs=torch.zeros(n, t),
+        valids=torch.ones(n, t, dtype=torch.bool),
+        policy_version=torch.zeros(n, t, dtype=torch.int64),
+    )
+
+
+def run_case(case: BenchmarkCase, device: str, iterations: int, warmup: int) -> dict[str, float]:
+    """Mean seconds per batch of ``prepare_batch`` and ``train``, and the SGD throughput in samples/s."""
+    cfg = make_case_cfg(case, device)
+    learner = Learner(cfg, types.SimpleNamespace(obs_space=case.obs_space, action_space=case.action_space))
+    learner.init()
+    prepare_seconds, train_seconds = [], []
+    for iteration in range(warmup + iterations):
+        trajectories = random_trajectories(cfg, case)
+        start = time.perf_counter()
+        batch = learner.prepare_batch(trajectories)
+        synchronize(cfg, learner.device)
+        prepared = time.perf_counter()
+        learner.train(batch)
+        synchronize(cfg, learner.device)
+        if iteration >= warmup:
+            prepare_seconds.append(prepared - start)
+            train_seconds.append(time.perf_counter() - prepared)
+    train_time = float(np.mean(train_seconds))
+    return dict(
+        samples=cfg.batch_size,
+        prepare_s=float(np.mean(prepare_seconds)),
+        train_s=train_time,
+        sgd_samples_per_s=cfg.batch_size / train_time,
+        device=str(learner.device),
+    )
+
+
+def format_table(results: dict[str, dict[str, float]]) -> str:
+    lines = [
+        "| case | device | batch | prepare_batch s | train s | SGD samples/s |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, r in results.items():
+        lines.append(
+            f"| {name} | {r['device']} | {r['samples']} | {r['prepare_s']:.3f} | {r['train_s']:.3f} "
+            f"| {r['sgd_samples_per_s']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="gpu", choices=["gpu", "cpu"], help="gpu falls back to cpu without CUDA")
+    parser.add_argument("--iterations", type=int, default=5, help="timed batches per case")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed batches per case before measuring")
+    parser.add_argument("--cases", nargs="*", default=[c.name for c in CASES], help="subset of cases to run")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    results = {
+        case.name: run_case(case, args.device, args.iterations, args.warmup)
+        for case in CASES
+        if case.name in args.cases
+    }
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads")
+    print(format_table(results))
+
+
+if __name__ == "__main__":
+    main()
