@@ -29,6 +29,15 @@ OBS_DIM = 4
 DISCRETE = gym.spaces.Discrete(3)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _single_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and on a busy shared CPU threads make them much slower."""
+    num_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(num_threads)
+
+
 @functools.lru_cache(maxsize=1)
 def _base_cfg():
     return default_cfg(env="learner_test")
@@ -189,7 +198,7 @@ def test_adaptive_lr_follows_the_kl(schedule: str):
     near_stats = near.train(near.prepare_batch(trajectories))
     assert near_stats["kl_divergence"] < 0.5 * cfg.lr_schedule_kl_threshold
     assert near.lr > cfg.learning_rate
-    assert near.optimizer.param_groups[0]["lr"] > cfg.learning_rate or schedule == "kl_adaptive_epoch"
+    assert near.optimizer.param_groups[0]["lr"] > cfg.learning_rate  # the raised lr was used by later steps
 
 
 # ---- BPTT and minibatches -----------------------------------------------------------------------------------------

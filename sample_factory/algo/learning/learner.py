@@ -157,7 +157,7 @@ class Learner:
 
     def _prepare_on_device(self, traj: TensorDict) -> TensorDict:
         cfg, ac, timing = self.cfg, self.actor_critic, self.batch_timing
-        num_trajectories, num_steps = traj["rewards"].shape
+        num_steps = traj["rewards"].shape[1]
         valids, discarded, _ = discard_stale(
             traj["valids"].bool(), traj["policy_version"], self.policy_version, cfg.max_policy_lag
         )  # [N, T]

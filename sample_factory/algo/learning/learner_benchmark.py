@@ -1,6 +1,7 @@
 """Learner throughput on synthetic batches: how many samples per second SGD can consume, no envs involved.
 
-``python -m sample_factory.algo.learning.learner_benchmark [--device=cpu|gpu] [--iterations=5] [--warmup=2]``
+``python -m sample_factory.algo.learning.learner_benchmark [--device=cpu|gpu] [--iterations=5] [--warmup=2]
+[--num_threads=N] [--cases NAME ...]``
 
 Two cases bracket the usual workloads: a CartPole-sized MLP + GRU and a Doom-sized conv net + GRU (3x72x128 uint8
 observations, ``convnet_simple``, GRU 512, ``Discrete(6)``). Each iteration is one ``prepare_batch`` and one
@@ -128,7 +129,10 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5, help="timed batches per case")
     parser.add_argument("--warmup", type=int, default=2, help="untimed batches per case before measuring")
     parser.add_argument("--cases", nargs="*", default=[c.name for c in CASES], help="subset of cases to run")
+    parser.add_argument("--num_threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = parser.parse_args()
+    if args.num_threads > 0:
+        torch.set_num_threads(args.num_threads)  # fewer threads measure more stably on a shared, busy CPU
     torch.manual_seed(0)
     results = {
         case.name: run_case(case, args.device, args.iterations, args.warmup)

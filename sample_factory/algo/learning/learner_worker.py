@@ -179,8 +179,9 @@ class LearnerWorker(Component):
         self.loop.component_stopped(self.name)
 
     def _learner_tree(self) -> str:
-        timing = getattr(self.learner, "timing", None)
-        return timing.tree_str() if timing is not None else ""
+        """The learner keeps one Timing per thread: batch preparation (main) and training (background)."""
+        trees = [getattr(self.learner, name, None) for name in ("batch_timing", "timing")]
+        return _join_trees(*(t.tree_str() for t in trees if t is not None))
 
 
 def _join_trees(*trees: str) -> str:

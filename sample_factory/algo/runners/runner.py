@@ -110,6 +110,8 @@ class Runner(Component):
         self._update_env_steps(policy_id, env_steps)
         if stats:
             self.policy_stats[policy_id].train = stats
+        if self.stop_requested_at is None and self._target_reached():
+            self._stop_at_target()
 
     def on_component_error(self, name: str, tb: str) -> None:
         log.error("Component %s failed, stopping the run. Its traceback:\n%s", name, tb)
@@ -136,8 +138,8 @@ class Runner(Component):
     def collected_total(self) -> int:
         return sum(self.collected(p) for p in self.env_steps)
 
-    def _report(self) -> None:
-        if self.sampling_started_at is None or self.stop_requested_at is not None:
+    def _report(self, final: bool = False) -> None:
+        if self.sampling_started_at is None or (self.stop_requested_at is not None and not final):
             return
         fps = {w: _nan_to_zero(self.fps_meter.fps(w)) for w in FPS_WINDOWS}
         throughput = {p: _nan_to_zero(m.fps(FPS_WINDOWS[0])) for p, m in self.sample_meters.items()}
@@ -185,14 +187,20 @@ class Runner(Component):
             return
         if self.sampling_started_at is None:
             return
-        if all(steps >= self.cfg.train_for_env_steps for steps in self.env_steps.values()):
-            log.info("Reached --train_for_env_steps=%d", self.cfg.train_for_env_steps)
-            self._mark_done()
-            self.request_stop()
+        if self._target_reached():
+            self._stop_at_target()
         elif time.monotonic() - self.train_started > self.cfg.train_for_seconds:
             log.info("Reached --train_for_seconds=%d", self.cfg.train_for_seconds)
             self._mark_done()
             self.request_stop()
+
+    def _target_reached(self) -> bool:
+        return all(steps >= self.cfg.train_for_env_steps for steps in self.env_steps.values())
+
+    def _stop_at_target(self) -> None:
+        log.info("Reached --train_for_env_steps=%d", self.cfg.train_for_env_steps)
+        self._mark_done()
+        self.request_stop()
 
     def _check_heartbeats(self) -> None:
         now = time.monotonic()
@@ -218,6 +226,7 @@ class Runner(Component):
     def request_stop(self, save: bool = True) -> None:
         if self.stop_requested_at is not None:
             return
+        self._report(final=True)
         self.stop_requested_at = time.monotonic()
         self.finished_at = time.monotonic()
         for name in self.component_names:

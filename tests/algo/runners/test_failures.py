@@ -1,0 +1,70 @@
+"""A failing env ends the run with FAILURE in seconds; Ctrl+C ends it with INTERRUPTED and a checkpoint."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import sys
+import time
+
+import pytest
+from sf_run import finish, run_module, run_script, shm_entries, start
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAILURE, INTERRUPTED = 1, 2
+
+
+@pytest.mark.parametrize("serial", [False, True], ids=["parallel", "serial"])
+def test_env_exception_fails_run_quickly(tmp_path, serial: bool):
+    result = run_script(
+        os.path.join(HERE, "failing_env_train.py"),
+        [
+            "--env=exploding_cartpole", "--device=cpu", "--num_workers=2", "--num_envs_per_worker=2",
+            f"--train_dir={tmp_path}", "--experiment=boom", f"--serial_mode={serial}",
+        ],
+        timeout=90,
+    )
+    assert result.returncode == FAILURE, result.output[-3000:]
+    assert "the simulator exploded on purpose" in result.output  # the env's traceback is reported
+    assert "rollout_w1" in result.output
+    assert result.seconds < 60
+
+
+def test_bad_config_fails_before_starting(tmp_path):
+    result = run_module(
+        "sf_examples.train_gym_env",
+        ["--env=CartPole-v1", "--num_envs_per_worker=3", "--worker_num_splits=2", "--experiment=x",
+         f"--train_dir={tmp_path}"],
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "num_envs_per_worker" in result.output
+    assert "Started" not in result.output and not (tmp_path / "x").exists()
+
+
+def test_unknown_env_lists_registered_names(tmp_path):
+    result = run_module("sf_examples.train_gym_env", ["--env=CartPol-v1", f"--train_dir={tmp_path}"], timeout=60)
+    assert result.returncode != 0
+    assert "CartPole-v1" in result.output  # the close match is suggested
+
+
+def test_ctrl_c_interrupts_with_checkpoint(tmp_path):
+    before = shm_entries()
+    started = time.monotonic()
+    proc = start([
+        sys.executable, "-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--device=cpu", "--num_workers=2",
+        "--num_envs_per_worker=4", f"--train_dir={tmp_path}", "--experiment=intr",
+    ])
+    seen = []
+    for line in proc.stdout:  # wait until training really runs
+        seen.append(line)
+        if "Fps is" in line:
+            break
+    assert any("Fps is" in line for line in seen), "".join(seen)[-3000:]
+    interrupted_at = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    result = finish(proc, started, timeout=60, shm_before=before)
+    assert time.monotonic() - interrupted_at < 20
+    assert result.returncode == INTERRUPTED, result.output[-3000:]
+    assert glob.glob(str(tmp_path / "intr" / "checkpoint_p0" / "checkpoint_*.pth"))
