@@ -6,6 +6,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,vizdoom,video
 PYTEST_ARGS ?=
+# make train resumes the same experiment by default; RESTART=restart moves the old one aside
+RESTART ?= resume
 
 .PHONY: setup train test test-slow lint format docs bench clean
 
@@ -23,8 +25,8 @@ $(VENV)/.installed: setup.py
 
 train: setup
 	$(PY) -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole_make_train \
-		--num_workers=2 --num_envs_per_worker=8 --train_for_env_steps=300000 --device=cpu --seed=1
-	@$(PY) -m sf_examples.print_watch_hint --env=CartPole-v1 --experiment=cartpole_make_train
+		--num_workers=2 --num_envs_per_worker=8 --train_for_env_steps=300000 --device=cpu --seed=1 \
+		--restart_behavior=$(RESTART)
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

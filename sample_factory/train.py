@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.experiment_files import prepare_experiment_dir, save_config
 from sample_factory.cfg.validation import ConfigError
@@ -27,6 +29,25 @@ def make_runner(cfg: Config):
     return cfg, ParallelRunner(cfg)
 
 
+def _already_finished(cfg: Config) -> bool:
+    """A resumed experiment whose ``done`` marker already covers ``--train_for_env_steps`` has nothing to do."""
+    marker = os.path.join(experiment_dir(cfg, mkdir=False), "done")
+    if cfg.restart_behavior != "resume" or not os.path.isfile(marker):
+        return False
+    with open(marker) as f:
+        text = f.read().strip()
+    done_steps = int(text) if text.isdigit() else 0
+    if done_steps < cfg.train_for_env_steps:
+        os.remove(marker)  # the target was raised: keep training
+        return False
+    log.info(
+        "Experiment %s already finished (%d env steps >= --train_for_env_steps=%d). Raise --train_for_env_steps to "
+        "continue it, or pass --restart_behavior=restart to start a new one (the old folder is moved aside).",
+        experiment_dir(cfg, mkdir=False), done_steps, cfg.train_for_env_steps,
+    )
+    return True
+
+
 def run_rl(cfg: Config) -> StatusCode:
     """The whole training run. Returns an ExperimentStatus code (also the process exit code)."""
     try:
@@ -36,6 +57,8 @@ def run_rl(cfg: Config) -> StatusCode:
         return ExperimentStatus.FAILURE
     if cfg.log_to_file:
         init_file_logger(experiment_dir(cfg))
+    if _already_finished(cfg):
+        return ExperimentStatus.SUCCESS
     save_config(cfg)
     log.info("Experiment folder: %s", experiment_dir(cfg))
     try:

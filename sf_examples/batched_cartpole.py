@@ -54,7 +54,9 @@ class BatchedCartPole(gym.Env):
         self.num_agents = num_envs
         self.is_multiagent = True
         self.render_mode = render_mode
-        high = np.array([X_THRESHOLD * 2, np.finfo(np.float32).max, THETA_THRESHOLD * 2, np.finfo(np.float32).max])
+        high = np.array(
+            [X_THRESHOLD * 2, np.finfo(np.float32).max, THETA_THRESHOLD * 2, np.finfo(np.float32).max], dtype=np.float32
+        )
         self.observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
         self.action_space = gym.spaces.Discrete(2)
         self.state = np.zeros((num_envs, 4), dtype=np.float64)  # x, x_dot, theta, theta_dot

@@ -14,8 +14,10 @@ import argparse
 import sys
 from typing import Any
 
+from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.train import run_rl
+from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.batched_cartpole import ENV_NAME, add_batched_cartpole_args, register_batched_cartpole
 from sf_examples.gym.gym_utils import GYM_DEFAULTS
@@ -49,12 +51,13 @@ def main() -> StatusCode:
     register_batched_cartpole()
     cfg = parse_batched_cartpole_args()
     if cfg.batched_sampling and cfg.num_envs_per_worker != cfg.worker_num_splits:
-        print(
-            f"--batched_sampling=True needs one vectorised env per split: --num_envs_per_worker="
-            f"{cfg.num_envs_per_worker} must equal --worker_num_splits={cfg.worker_num_splits}",
-            file=sys.stderr,
+        log.error(
+            "--batched_sampling=True needs one vectorised env per split: --num_envs_per_worker=%d must equal "
+            "--worker_num_splits=%d",
+            cfg.num_envs_per_worker,
+            cfg.worker_num_splits,
         )
-        return 1
+        return ExperimentStatus.FAILURE
     return run_rl(cfg)
 
 

@@ -177,9 +177,7 @@ def make_custom_encoder(cfg: Config, obs_space: ObsSpace) -> Encoder:
 def add_custom_env_args(parser: argparse.ArgumentParser) -> None:
     """Flags of this example only; they are saved in config.json like any other flag, so enjoy sees them."""
     group = parser.add_argument_group("Custom env", "Flags of the my_custom_env_v1 example.")
-    group.add_argument(
-        "--custom_env_episode_len", type=int, default=50, help="Steps before an episode is truncated."
-    )
+    group.add_argument("--custom_env_episode_len", type=int, default=50, help="Steps before an episode is truncated.")
     group.add_argument(
         "--custom_env_grid_size", type=int, default=5, help="Side of the square grid; larger is harder to explore."
     )

@@ -98,9 +98,7 @@ class LineGoalsMultiEnv(gym.Env):
         self._render_if_human()
         return self._observations(), [{} for _ in range(self.num_agents)]
 
-    def step(
-        self, actions: Sequence[int]
-    ) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
+    def step(self, actions: Sequence[int]) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
         """Move both agents, score them, then reset every agent whose episode just ended."""
         moves = np.array([MOVES[int(a)] for a in np.asarray(actions).reshape(self.num_agents)])
         self.positions = np.clip(self.positions + moves, 0, self.num_cells - 1)

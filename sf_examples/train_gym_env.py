@@ -36,7 +36,25 @@ def main() -> int:
     except UnknownEnvError as exc:
         log.error("%s", exc)
         return 1
-    return run_rl(cfg)
+    status = run_rl(cfg)
+    print_watch_hint(cfg)
+    return status
+
+
+def print_watch_hint(cfg) -> None:
+    """Tell the user where the run lives and how to look at it."""
+    import os
+
+    from sample_factory.utils.logging_setup import log
+
+    folder = os.path.join(cfg.train_dir, cfg.experiment)
+    if not os.path.isdir(folder):
+        return
+    log.info(
+        "Experiment: %s\n  watch it:     python -m sf_examples.enjoy_gym_env --env=%s --experiment=%s --train_dir=%s\n"
+        "  TensorBoard:  tensorboard --logdir=%s",
+        folder, cfg.env, cfg.experiment, cfg.train_dir, folder,
+    )
 
 
 if __name__ == "__main__":

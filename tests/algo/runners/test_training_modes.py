@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import os
 
 import pytest
 from sf_run import run_module
@@ -52,9 +51,10 @@ def test_resume_continues_step_count(tmp_path):
     first = run_module("sf_examples.train_gym_env", _args(tmp_path, 8192, "--serial_mode=True"))
     assert first.returncode == 0
     steps = first.collected()[0]
-    os.remove(tmp_path / "e2e" / "done")
     second = run_module("sf_examples.train_gym_env", _args(tmp_path, 2 * steps, "--serial_mode=True"))
     assert second.returncode == 0
     assert "resumed at train step" in second.output
     # only the remaining steps are collected by the second run
     assert 0 < second.collected()[0] <= steps + 2048
+    third = run_module("sf_examples.train_gym_env", _args(tmp_path, 2 * steps, "--serial_mode=True"))
+    assert third.returncode == 0 and "already finished" in third.output

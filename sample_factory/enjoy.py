@@ -1,0 +1,394 @@
+"""Watch a trained policy: ``enjoy(cfg) -> (status, avg_reward)``.
+
+The experiment's saved config.json is the starting point (flags typed now win), so the env and the model are
+rebuilt exactly as they were trained. One env is created in this process; one policy controls every agent of
+a multi-agent env. Episodes run until ``--max_num_episodes``, ``--max_num_frames`` or a full video
+(``--video_frames``), with RNN states carried between steps and zeroed when an agent's episode ends.
+
+Rendering follows Gymnasium's contract: with ``render_mode="human"`` the env draws itself inside
+``reset()``/``step()``; with ``--save_video`` (``render_mode="rgb_array"``) frames come from ``env.render()``
+and are written to an MP4 in the experiment folder.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from sample_factory.algo.learning.checkpoints import CheckpointError, load_checkpoint_file, load_latest_checkpoint
+from sample_factory.algo.sampling.env_runner import make_action_converter
+from sample_factory.algo.utils.action_distributions import argmax_actions
+from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.cfg.arguments import load_from_checkpoint
+from sample_factory.envs.create_env import create_env
+from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
+from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config, PolicyID, StatusCode
+from sample_factory.utils.utils import checkpoint_dir, experiment_dir
+
+DEFAULT_TRAIN_SCRIPT = "sf_examples.train_gym_env"
+DEFAULT_VIDEO_NAME = "replay.mp4"
+_BEST_NAME_RE = re.compile(r"best_(\d+)_(\d+)_reward_(-?[\d.]+)\.pth$")
+
+
+class NoCheckpointError(RuntimeError):
+    """The experiment has no config.json or no checkpoint for the policy; the message says how to train it."""
+
+
+@dataclass
+class EnjoyResults:
+    """Finished episodes (per agent) and the env steps taken."""
+
+    rewards: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    frames: int = 0
+
+
+def enjoy(cfg: Config) -> tuple[StatusCode, float]:
+    """Run the trained policy of ``cfg``'s experiment; returns the status and the average episode reward.
+
+    The average is NaN when no episode finished within the limits.
+    """
+    try:
+        cfg = load_from_checkpoint(cfg)
+    except FileNotFoundError:
+        log.error("%s", NoCheckpointError(_no_checkpoint_message(cfg, getattr(cfg, "policy_index", 0))))
+        return ExperimentStatus.FAILURE, math.nan
+    try:
+        return _enjoy_loaded(cfg)
+    except (NoCheckpointError, CheckpointError, UnknownEnvError, MissingDependencyError, ValueError) as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE, math.nan
+
+
+def _enjoy_loaded(cfg: AttrDict) -> tuple[StatusCode, float]:
+    action_repeat = _apply_eval_frameskip(cfg)
+    env_config = AttrDict(worker_index=0, vector_index=0, env_id=0)
+    env = create_env(cfg.env, cfg=cfg, env_config=env_config, render_mode=render_mode_for(cfg))
+    video = VideoRecorder.for_cfg(cfg, env)
+    results = EnjoyResults()
+    status = ExperimentStatus.SUCCESS
+    try:
+        env_info = extract_env_info(env, cfg)
+        model, device = load_policy(cfg, env_info)
+        run_episodes(cfg, _as_multi_agent(env, env_info), env_info, model, device, video, action_repeat, results)
+    except KeyboardInterrupt:
+        log.warning("Interrupted, reporting the episodes finished so far")
+        status = ExperimentStatus.INTERRUPTED
+    finally:
+        if video is not None:
+            video.close()
+        env.close()
+    return status, report_results(results)
+
+
+# ---- configuration ---------------------------------------------------------------------------------------------
+
+
+def render_mode_for(cfg: Config) -> str | None:
+    """``rgb_array`` for videos, nothing for ``--no_render``, otherwise a window (``human``)."""
+    if cfg.save_video:
+        return "rgb_array"
+    return None if cfg.no_render else "human"
+
+
+def _apply_eval_frameskip(cfg: AttrDict) -> int:
+    """Use ``--eval_env_frameskip`` for the env and repeat each action to keep the trained decision rate.
+
+    E.g. trained with frameskip 4, watched with 1: every action is applied for 4 env frames, but all are shown.
+    """
+    eval_frameskip = cfg.get("eval_env_frameskip")
+    train_frameskip = max(1, int(cfg.get("env_frameskip", 1) or 1))
+    if not eval_frameskip or eval_frameskip == train_frameskip:
+        return 1
+    if train_frameskip % eval_frameskip:
+        raise ValueError(
+            f"--eval_env_frameskip={eval_frameskip} must divide the training --env_frameskip={train_frameskip}"
+        )
+    cfg.env_frameskip = eval_frameskip
+    return train_frameskip // eval_frameskip
+
+
+def _no_checkpoint_message(cfg: Config, policy_id: PolicyID) -> str:
+    train_script = getattr(cfg, "train_script", None) or DEFAULT_TRAIN_SCRIPT
+    return (
+        f"No checkpoint of policy {policy_id} in the experiment folder {experiment_dir(cfg, mkdir=False)} "
+        f"(looked for config.json and {checkpoint_dir(cfg, policy_id, mkdir=False)}/checkpoint_*.pth). "
+        f"Train it first: python -m {train_script} --env={cfg.env} --experiment={cfg.experiment} "
+        f"--train_dir={cfg.train_dir}"
+    )
+
+
+# ---- model -----------------------------------------------------------------------------------------------------
+
+
+def policy_device(cfg: Config) -> torch.device:
+    return torch.device("cuda", 0) if cfg.device == "gpu" and torch.cuda.is_available() else torch.device("cpu")
+
+
+def load_policy(cfg: AttrDict, env_info: EnvInfo) -> tuple[ActorCritic, torch.device]:
+    """The actor-critic of ``--policy_index`` with its checkpointed weights, in eval mode."""
+    policy_id = cfg.policy_index
+    if not 0 <= policy_id < cfg.num_policies:
+        raise ValueError(f"--policy_index={policy_id} is out of range: the experiment has {cfg.num_policies} policies")
+    device = policy_device(cfg)
+    model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
+    state = load_policy_state(cfg, policy_id, device)
+    if state is None:
+        raise NoCheckpointError(_no_checkpoint_message(cfg, policy_id))
+    model.load_state_dict(state["model"])
+    model.model_to_device(device)
+    model.eval()
+    return model, device
+
+
+def best_checkpoint_path(cfg: Config, policy_id: PolicyID) -> str | None:
+    """The newest ``best_*.pth`` of the policy (a newer best always scored higher), or None."""
+    folder = checkpoint_dir(cfg, policy_id, mkdir=False)
+    paths = [p for p in glob.glob(os.path.join(folder, "best_*.pth")) if _BEST_NAME_RE.search(p)]
+    return max(paths, key=lambda p: int(_BEST_NAME_RE.search(p).group(1)), default=None)
+
+
+def load_policy_state(cfg: Config, policy_id: PolicyID, device: torch.device) -> dict | None:
+    """``--load_checkpoint_kind=best`` falls back to the latest checkpoint (with a warning) when there is no best."""
+    if cfg.load_checkpoint_kind == "best":
+        path = best_checkpoint_path(cfg, policy_id)
+        if path is not None:
+            log.info("Loading the best checkpoint %s", path)
+            return load_checkpoint_file(path, device)
+        log.warning(
+            "--load_checkpoint_kind=best: no best_*.pth in %s, loading the latest checkpoint instead",
+            checkpoint_dir(cfg, policy_id, mkdir=False),
+        )
+    return load_latest_checkpoint(cfg, policy_id, device)
+
+
+# ---- env adapter -----------------------------------------------------------------------------------------------
+
+
+class _SingleAgentAsMultiAgent:
+    """Gives a single-agent env the multi-agent protocol (lists of one, auto-reset) so one loop serves both."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def reset(self, seed: int | None = None) -> tuple[list, list[dict]]:
+        obs, info = self.env.reset(seed=seed)
+        return [obs], [info]
+
+    def step(self, actions: list) -> tuple[list, list, list, list, list]:
+        obs, reward, terminated, truncated, info = self.env.step(actions[0])
+        if terminated or truncated:
+            obs, _ = self.env.reset()
+        return [obs], [reward], [terminated], [truncated], [info]
+
+    def render(self) -> Any:
+        return self.env.render()
+
+
+def _as_multi_agent(env: Any, env_info: EnvInfo) -> Any:
+    return env if env_info.is_multiagent else _SingleAgentAsMultiAgent(env)
+
+
+def _to_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, Tensor):
+        return x.detach().cpu().numpy()
+    if isinstance(x, (list, tuple)):
+        return np.stack([_to_numpy(item) for item in x])
+    return np.asarray(x)
+
+
+def obs_to_tensors(obs: Any, device: torch.device) -> dict[str, Tensor]:
+    """Per-agent observations (list of arrays/dicts, a batched array or a dict of batched arrays) -> ``[A, ...]``."""
+    if isinstance(obs, (list, tuple)) and obs and isinstance(obs[0], dict):
+        obs = {key: [agent_obs[key] for agent_obs in obs] for key in obs[0]}
+    if not isinstance(obs, dict):
+        obs = {"obs": obs}
+    return {key: torch.as_tensor(_to_numpy(value)).to(device) for key, value in obs.items()}
+
+
+# ---- episodes --------------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def policy_step(
+    model: ActorCritic, obs: dict[str, Tensor], rnn_states: Tensor, deterministic: bool
+) -> tuple[Tensor, Tensor]:
+    """Actions ``[A, ...]`` and new RNN states for all agents in one forward pass."""
+    normalized = model.normalize_obs(obs)
+    out = model(normalized, rnn_states, action_mask=obs.get("action_mask"))
+    actions = argmax_actions(model.action_distribution()) if deterministic else out["actions"]
+    return actions, out["new_rnn_states"]
+
+
+class _EpisodeTracker:
+    """Per-agent running reward and length; finished episodes are printed and collected."""
+
+    def __init__(self, num_agents: int, results: EnjoyResults) -> None:
+        self.reward = np.zeros(num_agents, dtype=np.float64)
+        self.length = np.zeros(num_agents, dtype=np.int64)
+        self.results = results
+        self.multiagent = num_agents > 1
+
+    def add(self, rewards: np.ndarray) -> None:
+        self.reward += rewards
+        self.length += 1
+
+    def finish(self, dones: np.ndarray) -> None:
+        for agent in np.flatnonzero(dones):
+            suffix = f", agent={agent}" if self.multiagent else ""
+            log.info("Episode finished: reward=%.3f, length=%d%s", self.reward[agent], self.length[agent], suffix)
+            self.results.rewards.append(float(self.reward[agent]))
+            self.results.lengths.append(int(self.length[agent]))
+            self.reward[agent], self.length[agent] = 0.0, 0
+
+
+def run_episodes(
+    cfg: AttrDict,
+    env: Any,
+    env_info: EnvInfo,
+    model: ActorCritic,
+    device: torch.device,
+    video: VideoRecorder | None,
+    action_repeat: int,
+    results: EnjoyResults,
+) -> None:
+    """The evaluation loop; fills ``results`` as it goes so an interrupted run still reports what it saw."""
+    num_agents = env_info.num_agents
+    convert = make_action_converter(env_info.action_space)
+    tracker = _EpisodeTracker(num_agents, results)
+    throttle = _FrameThrottle(cfg.fps if render_mode_for(cfg) == "human" else 0)
+    obs, _ = env.reset(seed=cfg.get("seed"))
+    _record(video, env)
+    rnn_states = torch.zeros(num_agents, get_rnn_size(cfg), device=device)
+    while not _should_stop(cfg, results, video):
+        actions, rnn_states = policy_step(model, obs_to_tensors(obs, device), rnn_states, cfg.eval_deterministic)
+        env_actions = [convert(row) for row in actions.cpu().numpy()]
+        obs, dones = _repeat_action(env, env_actions, action_repeat, tracker, results, video, throttle)
+        if dones.any():
+            rnn_states[torch.from_numpy(dones).to(device)] = 0.0
+            tracker.finish(dones)
+
+
+def _repeat_action(
+    env: Any,
+    actions: list,
+    repeat: int,
+    tracker: _EpisodeTracker,
+    results: EnjoyResults,
+    video: VideoRecorder | None,
+    throttle: _FrameThrottle,
+) -> tuple[Any, np.ndarray]:
+    """Apply the actions ``repeat`` times, stopping early at the end of any agent's episode."""
+    for _ in range(repeat):
+        obs, rewards, terminated, truncated, _ = env.step(actions)
+        results.frames += 1
+        tracker.add(_to_numpy(rewards).astype(np.float64).reshape(-1))
+        dones = _to_numpy(terminated).astype(bool).reshape(-1) | _to_numpy(truncated).astype(bool).reshape(-1)
+        _record(video, env)
+        throttle.wait()
+        if dones.any():
+            break
+    return obs, dones
+
+
+def _should_stop(cfg: AttrDict, results: EnjoyResults, video: VideoRecorder | None) -> bool:
+    return (
+        len(results.rewards) >= cfg.max_num_episodes
+        or results.frames >= cfg.max_num_frames
+        or (video is not None and video.full())
+    )
+
+
+def _record(video: VideoRecorder | None, env: Any) -> None:
+    if video is not None and not video.full():
+        video.add(env.render())
+
+
+class _FrameThrottle:
+    """Sleeps so that frames are shown at most ``fps`` times per second (0: as fast as possible)."""
+
+    def __init__(self, fps: int) -> None:
+        self.period = 1.0 / fps if fps and fps > 0 else 0.0
+        self.next_time = time.monotonic()
+
+    def wait(self) -> None:
+        if not self.period:
+            return
+        self.next_time += self.period
+        delay = self.next_time - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        else:
+            self.next_time = time.monotonic()  # running late: do not try to catch up with a burst of frames
+
+
+def report_results(results: EnjoyResults) -> float:
+    """Log the averages; returns the average episode reward (NaN if none finished)."""
+    if not results.rewards:
+        log.warning("No episode finished (%d env steps); raise --max_num_frames to see whole episodes", results.frames)
+        return math.nan
+    avg_reward = float(np.mean(results.rewards))
+    log.info("Avg episode reward: %.3f", avg_reward)
+    log.info("Avg episode length: %.1f", float(np.mean(results.lengths)))
+    return avg_reward
+
+
+# ---- video -----------------------------------------------------------------------------------------------------
+
+
+class VideoRecorder:
+    """Writes RGB frames to an MP4 (OpenCV, 'mp4v'); the writer opens on the first frame, when the size is known."""
+
+    def __init__(self, path: str, fps: float, max_frames: int) -> None:
+        self.path = path
+        self.fps = fps
+        self.max_frames = int(max_frames)
+        self.num_frames = 0
+        self._writer = None
+        self._warned = False
+
+    @classmethod
+    def for_cfg(cls, cfg: AttrDict, env: Any) -> VideoRecorder | None:
+        if not cfg.save_video:
+            return None
+        path = os.path.join(experiment_dir(cfg), cfg.get("video_name") or DEFAULT_VIDEO_NAME)
+        fps = cfg.fps if cfg.fps and cfg.fps > 0 else getattr(env, "metadata", {}).get("render_fps") or 30
+        return cls(path, fps, cfg.video_frames)
+
+    def full(self) -> bool:
+        return self.num_frames >= self.max_frames
+
+    def add(self, frame: np.ndarray | None) -> None:
+        if frame is None:
+            if not self._warned:
+                log.warning("The env returned no frame from render() in rgb_array mode: nothing to record")
+                self._warned = True
+            return
+        import cv2  # optional dependency, needed only for videos
+
+        frame = np.ascontiguousarray(_to_numpy(frame).astype(np.uint8))
+        if self._writer is None:
+            height, width = frame.shape[:2]
+            self._writer = cv2.VideoWriter(self.path, cv2.VideoWriter_fourcc(*"mp4v"), float(self.fps), (width, height))
+        self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+        self.num_frames += 1
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.release()
+            log.info("Saved a video of %d frames to %s", self.num_frames, self.path)
+            self._writer = None
