@@ -18,6 +18,7 @@ import argparse
 import importlib
 import multiprocessing
 import queue
+import signal
 import sys
 import time
 import traceback
@@ -167,6 +168,9 @@ def _sample(cfg: Config, envs: list, seed: int) -> WorkerResult:
 
 def _worker_main(cfg: Config, worker_idx: int, ctx: SampleFactoryContext, start_event, results) -> None:
     """Create envs, report ready, wait for the common start, step until the deadline, report, close envs."""
+    # Ctrl+C reaches the whole process group; the main process alone handles it and terminates the workers, so an
+    # interrupt never lands in the middle of an env's native code
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_global_context(ctx)
     envs: list = []
     try:
@@ -175,8 +179,6 @@ def _worker_main(cfg: Config, worker_idx: int, ctx: SampleFactoryContext, start_
         if not start_event.wait(START_TIMEOUT_S):
             return
         results.put(("done", worker_idx, _sample(cfg, envs, seed=worker_idx * 7919)))
-    except KeyboardInterrupt:
-        pass  # the main process was interrupted too and reports it
     except Exception:
         results.put(("error", worker_idx, traceback.format_exc()))
     finally:
@@ -220,12 +222,14 @@ class _Workers:
             got[worker_idx] = payload
         return got
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Join the workers (``wait``) or end them at once (after an error or an interrupt)."""
         for proc in self.procs:
-            proc.join(timeout=JOIN_TIMEOUT_S)
+            proc.join(timeout=JOIN_TIMEOUT_S if wait else 0.0)
         for proc in self.procs:
             if proc.is_alive():
-                log.warning("Worker process %d did not exit, terminating it", proc.pid)
+                if wait:
+                    log.warning("Worker process %d did not exit, terminating it", proc.pid)
                 proc.terminate()
                 proc.join(timeout=JOIN_TIMEOUT_S)
             if proc.is_alive():
@@ -243,9 +247,10 @@ def measure_throughput(cfg: Config) -> float:
         workers.collect("ready", START_TIMEOUT_S)
         workers.start_event.set()
         results: dict[int, WorkerResult] = workers.collect("done", cfg.seconds + START_TIMEOUT_S)
-    finally:
-        workers.start_event.set()  # releases workers still waiting, should collecting have failed
-        workers.stop()
+    except BaseException:
+        workers.stop(wait=False)
+        raise
+    workers.stop()
     fps = sum(r.frames / r.elapsed for r in results.values() if r.elapsed > 0)
     total_frames = sum(r.frames for r in results.values())
     log.info(
@@ -257,8 +262,13 @@ def measure_throughput(cfg: Config) -> float:
     return fps
 
 
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> StatusCode:
     cfg = parse_throughput_args(argv)
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # `kill` cleans up like Ctrl+C does
     try:
         register_env_for(cfg)
     except (UnknownEnvError, MissingDependencyError) as exc:

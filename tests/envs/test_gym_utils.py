@@ -86,13 +86,13 @@ def _parser_with_flags(names: list[str]) -> argparse.ArgumentParser:
 
 
 def test_override_defaults_applies_gym_defaults():
-    parser = _parser_with_flags(list(GYM_DEFAULTS) + ["batch_size"])
+    parser = _parser_with_flags(list(GYM_DEFAULTS) + ["num_workers"])
     add_gym_env_args("CartPole-v1", parser)
     gym_override_defaults("CartPole-v1", parser)
     cfg = parser.parse_args([])
     assert cfg.encoder_mlp_layers == [64, 64]
     assert cfg.nonlinearity == "tanh" and cfg.use_rnn is False
-    assert cfg.batch_size == "library-default"
+    assert cfg.num_workers == "library-default"
     assert parser.parse_args(["--rollout", "64"]).rollout == "64"
 
 
