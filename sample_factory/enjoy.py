@@ -339,7 +339,10 @@ class _FrameThrottle:
 def report_results(results: EnjoyResults) -> float:
     """Log the averages; returns the average episode reward (NaN if none finished)."""
     if not results.rewards:
-        log.warning("No episode finished (%d env steps); raise --max_num_frames to see whole episodes", results.frames)
+        log.warning(
+            "No episode finished within the limits (%d env steps); raise --max_num_frames or --video_frames",
+            results.frames,
+        )
         return math.nan
     avg_reward = float(np.mean(results.rewards))
     log.info("Avg episode reward: %.3f", avg_reward)

@@ -13,7 +13,7 @@ from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import experiment_dir
 
 
-def make_runner(cfg: Config):
+def make_runner(cfg: Config, learner_specs=None):
     """Apply ``--restart_behavior`` and validation, then pick the serial or parallel runner.
 
     Returns ``(cfg, runner)``: on resume ``cfg`` is the saved config with the explicit flags on top.
@@ -23,10 +23,10 @@ def make_runner(cfg: Config):
     if cfg.serial_mode:
         from sample_factory.algo.runners.runner_serial import SerialRunner
 
-        return cfg, SerialRunner(cfg)
+        return cfg, SerialRunner(cfg, learner_specs)
     from sample_factory.algo.runners.runner_parallel import ParallelRunner
 
-    return cfg, ParallelRunner(cfg)
+    return cfg, ParallelRunner(cfg, learner_specs)
 
 
 def _already_finished(cfg: Config) -> bool:

@@ -30,8 +30,9 @@ BATCHED_CARTPOLE_DEFAULTS: dict[str, Any] = {
     "num_envs_per_worker": 2,
     "worker_num_splits": 2,
     "num_workers": 2,
-    # 2 workers x 2 envs x 64 copies x 32 steps = 8192 samples per round of rollouts
-    "batch_size": 4096,
+    # 2 workers x 2 envs x 64 copies x 32 steps = 8192 samples per round of rollouts = one training batch of
+    # 4 minibatches (num_batches_per_epoch from GYM_DEFAULTS)
+    "batch_size": 2048,
 }
 
 

@@ -36,7 +36,8 @@ def test_enjoy_prints_episodes_and_averages(trained_dir: Path) -> None:
 def test_enjoy_deterministic_with_frame_limit(trained_dir: Path) -> None:
     result = _enjoy(trained_dir, "--no_render", "--eval_deterministic=True", "--max_num_frames=5")
     assert result.returncode == 0, result.explain()
-    assert "No episode finished (5 env steps)" in result.output or "Avg episode reward: " in result.output
+    # a trained CartPole policy cannot drop the pole within 5 steps
+    assert "No episode finished within the limits (5 env steps)" in result.output
 
 
 def test_enjoy_saves_mp4_at_render_size(trained_dir: Path) -> None:

@@ -58,13 +58,25 @@ def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Compon
     return [batcher, learner]
 
 
-def loop_specs(cfg: Config) -> list[LoopSpec]:
-    """Every loop except the runner's, learners first so their weights are published early."""
+def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
+    """One loop per policy with its batcher and learner worker."""
     from functools import partial
 
-    specs = []
+    return [
+        LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p))
+        for p in range(cfg.num_policies)
+    ]
+
+
+def loop_specs(cfg: Config, learner_specs: Callable[[Config], list[LoopSpec]] | None = None) -> list[LoopSpec]:
+    """Every loop except the runner's, learners first so their weights are published early.
+
+    ``learner_specs`` replaces what consumes trajectories (the sampler-only mode uses it).
+    """
+    from functools import partial
+
+    specs = list((learner_specs or learner_loop_specs)(cfg))
     for p in range(cfg.num_policies):
-        specs.append(LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p)))
         for j in range(cfg.policy_workers_per_policy):
             name = inference_worker_name(p, j)
             specs.append(LoopSpec(name, "inference", [name], partial(build_inference_worker, p, j)))

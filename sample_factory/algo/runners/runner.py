@@ -33,6 +33,8 @@ from sample_factory.utils.utils import experiment_dir, summaries_dir
 
 REPORT_PERIOD = 5.0
 STOP_TIMEOUT = 20.0
+# --benchmark=True: a fixed amount of experience, no checkpoints and no done marker
+BENCHMARK_ENV_STEPS = 1_000_000
 
 
 class Runner(Component):
@@ -160,9 +162,15 @@ class Runner(Component):
     def _write_summaries(self) -> None:
         if self.writers is None:
             return
+        with self.timing.add_time("summaries"):
+            self._write_summaries_now()
+
+    def _write_summaries_now(self) -> None:
         fps = _nan_to_zero(self.fps_meter.fps(FPS_WINDOWS[0]))
         for p, stats in self.policy_stats.items():
             step = self.env_steps[p]
+            if not self.cfg.summaries_use_frameskip:
+                step //= max(1, self.env_info.frameskip)
             if step == self.last_summary_step[p]:
                 continue
             self.last_summary_step[p] = step
@@ -194,13 +202,19 @@ class Runner(Component):
             self._mark_done()
             self.request_stop()
 
+    def target_env_steps(self) -> int:
+        if self.cfg.benchmark:
+            return min(self.cfg.train_for_env_steps, BENCHMARK_ENV_STEPS)
+        return self.cfg.train_for_env_steps
+
     def _target_reached(self) -> bool:
-        return all(steps >= self.cfg.train_for_env_steps for steps in self.env_steps.values())
+        return all(steps >= self.target_env_steps() for steps in self.env_steps.values())
 
     def _stop_at_target(self) -> None:
-        log.info("Reached --train_for_env_steps=%d", self.cfg.train_for_env_steps)
-        self._mark_done()
-        self.request_stop()
+        log.info("Reached %d env steps (--train_for_env_steps=%d)", self.target_env_steps(), self.cfg.train_for_env_steps)
+        if not self.cfg.benchmark:
+            self._mark_done()
+        self.request_stop(save=not self.cfg.benchmark)
 
     def _check_heartbeats(self) -> None:
         now = time.monotonic()
@@ -232,8 +246,12 @@ class Runner(Component):
         for name in self.component_names:
             if name.startswith("learner_p"):
                 self.send(name, "on_stop_requested", save)
-            elif not name.startswith("batcher_p"):
+            elif not self._stopped_by_its_learner(name):
                 self.send(name, "on_stop_requested")
+
+    def _stopped_by_its_learner(self, name: str) -> bool:
+        """A batcher shares its learner's process and is stopped by it."""
+        return name.startswith("batcher_p") and f"learner_p{name[len('batcher_p'):]}" in self.component_names
 
     def _finish(self) -> None:
         if self.writers is not None:

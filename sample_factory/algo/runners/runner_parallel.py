@@ -69,8 +69,9 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
 
 
 class ParallelRunner:
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, learner_specs=None) -> None:
         self.cfg = cfg
+        self.learner_specs = learner_specs
         self.runner: Runner | None = None
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}
@@ -84,7 +85,7 @@ class ParallelRunner:
         env_info = obtain_env_info(cfg)
         # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
         self.shared = shared = make_shared_state(cfg, env_info, serial=False)
-        specs = loop_specs(cfg)
+        specs = loop_specs(cfg, self.learner_specs)
         component_loops = {RUNNER: RUNNER_LOOP}
         for spec in specs:
             component_loops.update({name: spec.name for name in spec.component_names})

@@ -19,14 +19,15 @@ LOOP = "main"
 
 
 class SerialRunner:
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, learner_specs=None) -> None:
         self.cfg = cfg
+        self.learner_specs = learner_specs
         self.runner: Runner | None = None
 
     def init(self) -> StatusCode:
         env_info = obtain_env_info(self.cfg)
         shared = make_shared_state(self.cfg, env_info, serial=True)
-        specs = loop_specs(self.cfg)
+        specs = loop_specs(self.cfg, self.learner_specs)
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)

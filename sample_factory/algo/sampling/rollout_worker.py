@@ -90,6 +90,7 @@ class RolloutWorker(Component):
                 raise RuntimeError(f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)")
             runner.reset([self._env_seed(split, i) for i in range(per_split)])
         self.splits_started = [False] * cfg.worker_num_splits
+        self._awaiting = [0] * cfg.worker_num_splits
 
     def _allocate_carry(self, num_actors: int) -> dict:
         """Staging for the last observation and RNN state of a finished rollout (step 0 of the next one)."""
@@ -165,6 +166,10 @@ class RolloutWorker(Component):
 
     def on_actions_ready(self, splits: list[int]) -> None:
         for split in splits:
+            # with several policies a split waits for one reply per policy that controls some of its actors
+            self._awaiting[split] -= 1
+            if self._awaiting[split] > 0:
+                continue
             try:
                 self._advance_split(split)
             except Exception:
@@ -193,12 +198,16 @@ class RolloutWorker(Component):
     def _request_actions(self, split: int) -> None:
         st = self.runners[split].state
         if self.num_policies == 1:
+            self._awaiting[split] = 1
             self.send(self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist())
             return
-        for policy in range(self.num_policies):
+        policies = np.unique(st.policy)
+        self._awaiting[split] = len(policies)
+        for policy in policies:
             slots = st.slots[st.policy == policy]
-            if len(slots):
-                self.send(self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist())
+            self.send(
+                self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist()
+            )
 
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state

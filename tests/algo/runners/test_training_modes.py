@@ -6,6 +6,7 @@ import glob
 
 import pytest
 from sf_run import run_module
+from tb_events import read_scalars
 
 BASE = ["--env=CartPole-v1", "--device=cpu", "--num_workers=2", "--num_envs_per_worker=4", "--seed=1"]
 
@@ -33,6 +34,24 @@ def test_mode_trains_and_cleans_up(tmp_path, serial: bool, async_rl: bool):
     assert glob.glob(str(exp / ".summary" / "0" / "events.out.tfevents.*"))
     for component in ("RolloutWorker rollout_w0", "InferenceWorker", "Batcher", "Learner"):
         assert f"{component}" in result.output and "profile tree view" in result.output
+
+
+def test_summaries_use_sample_factory_tags(tmp_path):
+    result = run_module(
+        "sf_examples.train_gym_env",
+        _args(tmp_path, 30000, "--serial_mode=True", "--experiment_summaries_interval=1"),
+    )
+    assert result.returncode == 0, result.output[-3000:]
+    scalars = read_scalars(str(tmp_path / "e2e" / ".summary" / "0"))
+    expected = [
+        "0_aux/avg_reward", "0_aux/avg_true_objective", "0_aux/avg_len", "perf/_fps", "perf/_sample_throughput",
+        "train/loss", "train/policy_loss", "train/value_loss", "train/entropy", "train/kl_divergence",
+        "train/grad_norm", "train/lr", "train/version_diff_avg", "stats/memory_learner",
+    ]
+    missing = [tag for tag in expected if tag not in scalars]
+    assert not missing, f"missing tags {missing}; present: {sorted(scalars)}"
+    steps = [step for step, _ in scalars["0_aux/avg_reward"]]
+    assert steps == sorted(steps) and steps[-1] >= 20000  # x axis: env steps
 
 
 def test_sync_mode_has_no_policy_lag(tmp_path):
