@@ -43,7 +43,9 @@ def _already_finished(cfg: Config) -> bool:
     log.info(
         "Experiment %s already finished (%d env steps >= --train_for_env_steps=%d). Raise --train_for_env_steps to "
         "continue it, or pass --restart_behavior=restart to start a new one (the old folder is moved aside).",
-        experiment_dir(cfg, mkdir=False), done_steps, cfg.train_for_env_steps,
+        experiment_dir(cfg, mkdir=False),
+        done_steps,
+        cfg.train_for_env_steps,
     )
     return True
 

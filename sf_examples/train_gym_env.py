@@ -1,6 +1,6 @@
 """Train on any Gymnasium-registered env with an MLP policy.
 
-    python -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole
+python -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole
 """
 
 from __future__ import annotations
@@ -53,7 +53,11 @@ def print_watch_hint(cfg) -> None:
     log.info(
         "Experiment: %s\n  watch it:     python -m sf_examples.enjoy_gym_env --env=%s --experiment=%s --train_dir=%s\n"
         "  TensorBoard:  tensorboard --logdir=%s",
-        folder, cfg.env, cfg.experiment, cfg.train_dir, folder,
+        folder,
+        cfg.env,
+        cfg.experiment,
+        cfg.train_dir,
+        folder,
     )
 
 

@@ -54,18 +54,23 @@ def _assert_group_gone(pgid: int) -> None:
 def start(cmd: list[str]) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True, env=env,
+        cmd,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        env=env,
     )
 
 
 def finish(proc: subprocess.Popen, started: float, timeout: float, shm_before: set[str]) -> RunResult:
     try:
         out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
-        raise AssertionError(f"run did not finish in {timeout} s:\n{out[-3000:]}")
+        raise AssertionError(f"run did not finish in {timeout} s:\n{out[-3000:]}") from exc
     _assert_group_gone(proc.pid)
     leaked = shm_entries() - shm_before
     assert not leaked, f"/dev/shm entries left behind: {sorted(leaked)}"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 

@@ -149,7 +149,11 @@ class Runner(Component):
         for p, stats in self.policy_stats.items():
             t = stats.train
             if t:
-                lags[p] = (t.get("version_diff_min", 0.0), t.get("version_diff_avg", 0.0), t.get("version_diff_max", 0.0))
+                lags[p] = (
+                    t.get("version_diff_min", 0.0),
+                    t.get("version_diff_avg", 0.0),
+                    t.get("version_diff_max", 0.0),
+                )
         total = sum(self.env_steps.values())
         log.info(status_line(fps, total, throughput, self.collected_total(), lags))
         progress = progress_line(self.cfg, min(self.env_steps.values()), fps[FPS_WINDOWS[0]])
@@ -211,7 +215,9 @@ class Runner(Component):
         return all(steps >= self.target_env_steps() for steps in self.env_steps.values())
 
     def _stop_at_target(self) -> None:
-        log.info("Reached %d env steps (--train_for_env_steps=%d)", self.target_env_steps(), self.cfg.train_for_env_steps)
+        log.info(
+            "Reached %d env steps (--train_for_env_steps=%d)", self.target_env_steps(), self.cfg.train_for_env_steps
+        )
         if not self.cfg.benchmark:
             self._mark_done()
         self.request_stop(save=not self.cfg.benchmark)
@@ -251,7 +257,7 @@ class Runner(Component):
 
     def _stopped_by_its_learner(self, name: str) -> bool:
         """A batcher shares its learner's process and is stopped by it."""
-        return name.startswith("batcher_p") and f"learner_p{name[len('batcher_p'):]}" in self.component_names
+        return name.startswith("batcher_p") and f"learner_p{name[len('batcher_p') :]}" in self.component_names
 
     def _finish(self) -> None:
         if self.writers is not None:
@@ -289,7 +295,12 @@ def _nan_to_zero(x: float) -> float:
 
 
 def _display_name(name: str) -> str:
-    kinds = {"rollout_w": "RolloutWorker", "inference_": "InferenceWorker", "batcher_": "Batcher", "learner_": "Learner"}
+    kinds = {
+        "rollout_w": "RolloutWorker",
+        "inference_": "InferenceWorker",
+        "batcher_": "Batcher",
+        "learner_": "Learner",
+    }
     for prefix, kind in kinds.items():
         if name.startswith(prefix):
             return f"{kind} {name}"

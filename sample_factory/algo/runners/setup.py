@@ -31,9 +31,7 @@ def obtain_env_info(cfg: Config) -> EnvInfo:
 def make_shared_state(cfg: Config, env_info: EnvInfo, serial: bool) -> SharedState:
     num_slots = num_trajectory_slots(cfg, env_info)
     traj = allocate_trajectories(cfg, env_info, num_slots, share=not serial)
-    log.info(
-        "Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6
-    )
+    log.info("Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6)
     lock_ctx = _NoLock if serial else multiprocessing.get_context("spawn").Lock
     model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
     weights = [PolicyWeights(model.state_dict(), lock_ctx()) for _ in range(cfg.num_policies)]

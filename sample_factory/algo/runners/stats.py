@@ -70,7 +70,8 @@ class SummaryWriters:
         from tensorboardX import SummaryWriter
 
         self.writers = {
-            p: SummaryWriter(f"{summary_root}/{p}", flush_secs=flush_secs, write_to_disk=True) for p in range(num_policies)
+            p: SummaryWriter(f"{summary_root}/{p}", flush_secs=flush_secs, write_to_disk=True)
+            for p in range(num_policies)
         }
 
     def scalars(self, policy_id: PolicyID, values: dict[str, float], step: int) -> None:
@@ -109,7 +110,9 @@ def train_summaries(train: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def status_line(fps: dict[int, float], total_frames: int, throughput: dict[int, float], samples: int, lags: dict) -> str:
+def status_line(
+    fps: dict[int, float], total_frames: int, throughput: dict[int, float], samples: int, lags: dict
+) -> str:
     """The periodic line scripts read (format of Sample Factory 2)."""
     fps_part = ", ".join(f"{w} sec: {fps[w]:.1f}" for w in FPS_WINDOWS)
     thr = ", ".join(f"{p}: {v:.1f}" for p, v in throughput.items())

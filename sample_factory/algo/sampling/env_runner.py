@@ -42,7 +42,9 @@ class EpisodeStats:
     def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
         reward = float(self.reward[actor])
         objective = info.get("true_objective", reward)
-        self.finished.append((policy_id, reward, int(self.length[actor]), float(objective), info.get("episode_extra_stats")))
+        self.finished.append(
+            (policy_id, reward, int(self.length[actor]), float(objective), info.get("episode_extra_stats"))
+        )
         self.reward[actor] = 0.0
         self.length[actor] = 0
 

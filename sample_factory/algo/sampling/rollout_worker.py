@@ -24,7 +24,7 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.shared_buffers import numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, RUNNER
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name
 from sample_factory.envs.create_env import create_env
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
@@ -148,7 +148,7 @@ class RolloutWorker(Component):
     def on_begin_sampling(self) -> None:
         """Sent by the runner once every component is ready; starts (possibly delayed) sampling."""
         delay_max = self.cfg.decorrelate_experience_max_seconds
-        for split, runner in enumerate(self.runners):
+        for split in range(len(self.runners)):
             if delay_max > 0:
                 delay = self.rng.uniform(0, delay_max)
                 if not self.cfg.decorrelate_envs_on_one_worker:

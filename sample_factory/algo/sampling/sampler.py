@@ -16,7 +16,7 @@ layout of ``shared_buffers``) that the function may keep.
 from __future__ import annotations
 
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -38,7 +38,13 @@ class TrajectoryConsumer(Component):
     """Takes the batcher's place: copies each finished trajectory out, frees its slot, calls the user."""
 
     def __init__(
-        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj: TensorDict, free_slots,
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        policy_id: PolicyID,
+        router: Router,
+        traj: TensorDict,
+        free_slots,
         callback: TrajectoryCallback,
     ) -> None:
         super().__init__(batcher_name(policy_id), router)

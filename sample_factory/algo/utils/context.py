@@ -7,7 +7,7 @@ registers its envs and models once, at import or in ``main()``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sample_factory.model.model_factory import ModelFactory
 from sample_factory.utils.typing import CreateEnvFunc

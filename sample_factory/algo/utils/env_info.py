@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 
 from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_utils import find_wrapper_interface, RewardShapingInterface
+from sample_factory.envs.env_utils import RewardShapingInterface, find_wrapper_interface
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 
@@ -45,7 +45,8 @@ def extract_env_info(env, cfg: Config) -> EnvInfo:
         frameskip=int(getattr(cfg, "env_frameskip", 1) or 1),
         reward_shaping_scheme=shaping.get_default_reward_shaping() if shaping is not None else None,
         gpu_actions=bool(getattr(cfg, "env_gpu_actions", False)) and bool(getattr(cfg, "batched_sampling", False)),
-        gpu_observations=bool(getattr(cfg, "env_gpu_observations", True)) and bool(getattr(cfg, "batched_sampling", False)),
+        gpu_observations=bool(getattr(cfg, "env_gpu_observations", True))
+        and bool(getattr(cfg, "batched_sampling", False)),
     )
 
 

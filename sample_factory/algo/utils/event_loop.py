@@ -16,8 +16,9 @@ from __future__ import annotations
 import collections
 import queue
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.timing import Timing

@@ -7,7 +7,8 @@ indexes every leaf with the same index and returns a TensorDict of views,
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -50,17 +51,17 @@ class TensorDict(dict):
     def __setstate__(self, state: dict) -> None:
         self.update(state)
 
-    def apply(self, fn: Callable[[Tensor], Tensor]) -> "TensorDict":
+    def apply(self, fn: Callable[[Tensor], Tensor]) -> TensorDict:
         """A new TensorDict with ``fn`` applied to every leaf tensor."""
         return TensorDict({k: v.apply(fn) if isinstance(v, TensorDict) else fn(v) for k, v in self.items()})
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> "TensorDict":
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> TensorDict:
         return self.apply(lambda t: t.to(device, non_blocking=non_blocking))
 
-    def clone(self) -> "TensorDict":
+    def clone(self) -> TensorDict:
         return self.apply(lambda t: t.clone())
 
-    def share_memory_(self) -> "TensorDict":
+    def share_memory_(self) -> TensorDict:
         for v in self.values():
             v.share_memory_()
         return self

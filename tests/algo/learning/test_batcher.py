@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import queue
 
-import pytest
-
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from sample_factory.algo.learning.batcher import Batcher

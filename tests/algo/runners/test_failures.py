@@ -20,8 +20,13 @@ def test_env_exception_fails_run_quickly(tmp_path, serial: bool):
     result = run_script(
         os.path.join(HERE, "failing_env_train.py"),
         [
-            "--env=exploding_cartpole", "--device=cpu", "--num_workers=2", "--num_envs_per_worker=2",
-            f"--train_dir={tmp_path}", "--experiment=boom", f"--serial_mode={serial}",
+            "--env=exploding_cartpole",
+            "--device=cpu",
+            "--num_workers=2",
+            "--num_envs_per_worker=2",
+            f"--train_dir={tmp_path}",
+            "--experiment=boom",
+            f"--serial_mode={serial}",
         ],
         timeout=90,
     )
@@ -34,8 +39,13 @@ def test_env_exception_fails_run_quickly(tmp_path, serial: bool):
 def test_bad_config_fails_before_starting(tmp_path):
     result = run_module(
         "sf_examples.train_gym_env",
-        ["--env=CartPole-v1", "--num_envs_per_worker=3", "--worker_num_splits=2", "--experiment=x",
-         f"--train_dir={tmp_path}"],
+        [
+            "--env=CartPole-v1",
+            "--num_envs_per_worker=3",
+            "--worker_num_splits=2",
+            "--experiment=x",
+            f"--train_dir={tmp_path}",
+        ],
         timeout=60,
     )
     assert result.returncode != 0
@@ -52,10 +62,19 @@ def test_unknown_env_lists_registered_names(tmp_path):
 def test_ctrl_c_interrupts_with_checkpoint(tmp_path):
     before = shm_entries()
     started = time.monotonic()
-    proc = start([
-        sys.executable, "-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--device=cpu", "--num_workers=2",
-        "--num_envs_per_worker=4", f"--train_dir={tmp_path}", "--experiment=intr",
-    ])
+    proc = start(
+        [
+            sys.executable,
+            "-m",
+            "sf_examples.train_gym_env",
+            "--env=CartPole-v1",
+            "--device=cpu",
+            "--num_workers=2",
+            "--num_envs_per_worker=4",
+            f"--train_dir={tmp_path}",
+            "--experiment=intr",
+        ]
+    )
     seen = []
     for line in proc.stdout:  # wait until training really runs
         seen.append(line)

@@ -44,9 +44,20 @@ def test_summaries_use_sample_factory_tags(tmp_path):
     assert result.returncode == 0, result.output[-3000:]
     scalars = read_scalars(str(tmp_path / "e2e" / ".summary" / "0"))
     expected = [
-        "0_aux/avg_reward", "0_aux/avg_true_objective", "0_aux/avg_len", "perf/_fps", "perf/_sample_throughput",
-        "train/loss", "train/policy_loss", "train/value_loss", "train/entropy", "train/kl_divergence",
-        "train/grad_norm", "train/lr", "train/version_diff_avg", "stats/memory_learner",
+        "0_aux/avg_reward",
+        "0_aux/avg_true_objective",
+        "0_aux/avg_len",
+        "perf/_fps",
+        "perf/_sample_throughput",
+        "train/loss",
+        "train/policy_loss",
+        "train/value_loss",
+        "train/entropy",
+        "train/kl_divergence",
+        "train/grad_norm",
+        "train/lr",
+        "train/version_diff_avg",
+        "stats/memory_learner",
     ]
     missing = [tag for tag in expected if tag not in scalars]
     assert not missing, f"missing tags {missing}; present: {sorted(scalars)}"
