@@ -12,10 +12,8 @@ and are written to an MP4 in the experiment folder.
 
 from __future__ import annotations
 
-import glob
 import math
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +22,17 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sample_factory.algo.learning.checkpoints import CheckpointError, load_checkpoint_file, load_latest_checkpoint
+from sample_factory.algo.learning.checkpoints import (
+    CheckpointError,
+    best_checkpoint_path,
+    load_checkpoint_file,
+    load_latest_checkpoint,
+)
 from sample_factory.algo.sampling.env_runner import make_action_converter
 from sample_factory.algo.utils.action_distributions import argmax_actions
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
@@ -41,7 +45,6 @@ from sample_factory.utils.utils import checkpoint_dir, experiment_dir
 
 DEFAULT_TRAIN_SCRIPT = "sf_examples.train_gym_env"
 DEFAULT_VIDEO_NAME = "replay.mp4"
-_BEST_NAME_RE = re.compile(r"best_(\d+)_(\d+)_reward_(-?[\d.]+)\.pth$")
 
 
 class NoCheckpointError(RuntimeError):
@@ -67,6 +70,7 @@ def enjoy(cfg: Config) -> tuple[StatusCode, float]:
     except FileNotFoundError:
         log.error("%s", NoCheckpointError(_no_checkpoint_message(cfg, getattr(cfg, "policy_index", 0))))
         return ExperimentStatus.FAILURE, math.nan
+    init_torch_runtime(cfg, max_num_threads=1)  # one env, small batches: more threads only add overhead
     try:
         return _enjoy_loaded(cfg)
     except (NoCheckpointError, CheckpointError, UnknownEnvError, MissingDependencyError, ValueError) as exc:
@@ -153,13 +157,6 @@ def load_policy(cfg: AttrDict, env_info: EnvInfo) -> tuple[ActorCritic, torch.de
     model.model_to_device(device)
     model.eval()
     return model, device
-
-
-def best_checkpoint_path(cfg: Config, policy_id: PolicyID) -> str | None:
-    """The newest ``best_*.pth`` of the policy (a newer best always scored higher), or None."""
-    folder = checkpoint_dir(cfg, policy_id, mkdir=False)
-    paths = [p for p in glob.glob(os.path.join(folder, "best_*.pth")) if _BEST_NAME_RE.search(p)]
-    return max(paths, key=lambda p: int(_BEST_NAME_RE.search(p).group(1)), default=None)
 
 
 def load_policy_state(cfg: Config, policy_id: PolicyID, device: torch.device) -> dict | None:

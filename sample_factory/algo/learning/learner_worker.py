@@ -6,24 +6,33 @@ training thread (``--train_in_background_thread``) runs the SGD epochs, so
 preparing batch n+1 overlaps training on batch n. After each training call
 the weights are published to the inference workers through shared memory.
 Checkpoints are written from the main thread under the same lock as
-training, so they never capture a half-updated model.
+training, so they never capture a half-updated model: regular ones every
+``--save_every_sec`` and on stop, a permanent milestone copy every
+``--save_milestones_sec``, and a best-policy checkpoint when the runner reports
+a better average of ``--save_best_metric`` (see ``on_best_metric``).
 """
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
 import traceback
 
 from sample_factory.algo.learning.batcher import Batcher
-from sample_factory.algo.learning.checkpoints import load_latest_checkpoint, save_checkpoint
+from sample_factory.algo.learning.checkpoints import (
+    load_latest_checkpoint,
+    save_best_checkpoint,
+    save_checkpoint,
+    save_milestone,
+)
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.misc import memory_stats
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
-from sample_factory.algo.utils.torch_utils import init_torch_runtime
+from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
@@ -54,6 +63,8 @@ class LearnerWorker(Component):
         self.train_queue: queue.Queue = queue.Queue()
         self.thread: threading.Thread | None = None
         self.last_checkpoint_time = time.monotonic()
+        self.last_milestone_time = time.monotonic()
+        self.best_metric = -math.inf  # best --save_best_metric so far, kept in the checkpoints across restarts
         self.samples_trained = 0
         self.stopping = False
 
@@ -61,6 +72,7 @@ class LearnerWorker(Component):
     def on_start(self) -> None:
         try:
             init_torch_runtime(self.cfg, max_num_threads=max(1, self.cfg.learner_main_loop_num_cores))
+            seed_torch(self.cfg, process_offset=self.policy_id)
             self.learner = Learner(self.cfg, self.env_info, self.policy_id)
             self.learner.init()
             self._restore()
@@ -82,6 +94,7 @@ class LearnerWorker(Component):
             return
         self.learner.load_checkpoint_state(state)
         self.batcher.env_steps = int(state.get("env_steps", 0))
+        self.best_metric = float(state.get("best_metric", -math.inf))
         log.info(
             "Policy %d resumed at train step %d, env steps %d",
             self.policy_id,
@@ -139,19 +152,59 @@ class LearnerWorker(Component):
         if stats is not None:
             stats.update(memory_stats("learner", self.learner.device))
         self.send(RUNNER, "on_train_stats", self.policy_id, stats, env_steps)
-        if time.monotonic() - self.last_checkpoint_time >= self.cfg.save_every_sec:
+        if self._checkpoint_due() or self._milestone_due():
             self.save()
 
     # ---------------------------------------------------------------- checkpoints and shutdown
+    def _checkpoint_due(self) -> bool:
+        return time.monotonic() - self.last_checkpoint_time >= self.cfg.save_every_sec
+
+    def _milestone_due(self) -> bool:
+        period = self.cfg.save_milestones_sec
+        return period > 0 and time.monotonic() - self.last_milestone_time >= period
+
+    def _checkpoint_state(self) -> dict:
+        """The learner's state plus what only this worker knows; call with ``train_lock`` held."""
+        state = self.learner.get_checkpoint_state()
+        state["env_steps"] = self.batcher.env_steps
+        state["best_metric"] = self.best_metric
+        return state
+
     def save(self) -> None:
+        """A regular checkpoint, and a milestone copy of it when one is due."""
         if self.learner is None:
             return
         with self.train_lock, self.timing.add_time("save_checkpoint"):
-            state = self.learner.get_checkpoint_state()
-            state["env_steps"] = self.batcher.env_steps
-            path = save_checkpoint(self.cfg, self.policy_id, state, self.learner.train_step, self.batcher.env_steps)
+            train_step, env_steps = self.learner.train_step, self.batcher.env_steps
+            path = save_checkpoint(self.cfg, self.policy_id, self._checkpoint_state(), train_step, env_steps)
+            if self._milestone_due():
+                milestone = save_milestone(self.cfg, self.policy_id, path)
+                self.last_milestone_time = time.monotonic()
+                log.info("Saved milestone %s", milestone)
         self.last_checkpoint_time = time.monotonic()
         log.debug("Saved %s", path)
+
+    def on_best_metric(self, value: float) -> None:
+        """The runner's current average of ``--save_best_metric`` (sent every ``--save_best_every_sec``).
+
+        A best checkpoint is written when the value beats every earlier one, once ``--save_best_after`` env steps
+        are done: early averages over a handful of lucky episodes would otherwise set a bar nothing later beats.
+        """
+        if self.learner is None or self.stopping or not math.isfinite(value):
+            return
+        if self.batcher.env_steps < self.cfg.save_best_after or value <= self.best_metric:
+            return
+        try:
+            with self.train_lock, self.timing.add_time("save_best"):
+                self.best_metric = value
+                train_step, env_steps = self.learner.train_step, self.batcher.env_steps
+                metric = self.cfg.save_best_metric
+                state = self._checkpoint_state()
+                path = save_best_checkpoint(self.cfg, self.policy_id, state, train_step, env_steps, metric, value)
+        except Exception:
+            self._report_error()
+            return
+        log.info("Policy %d: new best %s %.3f, saved %s", self.policy_id, self.cfg.save_best_metric, value, path)
 
     def on_save_requested(self) -> None:
         self.save()

@@ -13,6 +13,7 @@ import os
 import signal
 import time
 
+from sample_factory.algo.learning.checkpoints import best_metric_value
 from sample_factory.algo.runners.stats import (
     FPS_WINDOWS,
     FpsMeter,
@@ -26,10 +27,11 @@ from sample_factory.algo.runners.stats import (
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
 from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
-from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import experiment_dir, summaries_dir
+from sample_factory.utils.wandb_utils import WandbLogger, init_wandb
 
 REPORT_PERIOD = 5.0
 STOP_TIMEOUT = 20.0
@@ -60,6 +62,7 @@ class Runner(Component):
         self.finished_at: float | None = None
         self.train_started = time.monotonic()
         self.writers: SummaryWriters | None = None
+        self.wandb: WandbLogger | None = None  # lifecycle: --with_wandb mirror of the summaries
         self.loop: EventLoop | None = None
         self._interrupted = False
         self.last_summary_step = {p: -1 for p in range(cfg.num_policies)}
@@ -74,6 +77,9 @@ class Runner(Component):
         loop.add_timer(max(1.0, self.cfg.heartbeat_interval), self._check_heartbeats)
         if self.cfg.save_every_sec > 0:
             loop.add_timer(self.cfg.save_every_sec, self._request_checkpoints)
+        if self.cfg.save_best_every_sec > 0:  # lifecycle: learners pick the best checkpoint from these averages
+            loop.add_timer(self.cfg.save_best_every_sec, self._send_best_metrics)
+        self.wandb = init_wandb(self.cfg)  # lifecycle: raises MissingDependencyError before any process starts
         self.writers = SummaryWriters(
             summaries_dir(experiment_dir(self.cfg)), self.cfg.num_policies, self.cfg.flush_summaries_interval
         )
@@ -184,6 +190,8 @@ class Runner(Component):
             values["perf/_sample_throughput"] = _nan_to_zero(self.sample_meters[p].fps(FPS_WINDOWS[0]))
             values.update({f"stats/{k}": v for k, v in memory_stats("runner", "cpu").items()})
             self.writers.scalars(p, values, step)
+            if self.wandb is not None:  # lifecycle
+                self.wandb.log(p, values, step)
 
     def _check_stop_conditions(self) -> None:
         self.check_processes()
@@ -232,6 +240,15 @@ class Runner(Component):
                 log.warning("Component %s has not sent a heartbeat for %.0f s: it may be stuck", name, now - last)
                 self.last_heartbeat_warning[name] = now
 
+    def _send_best_metrics(self) -> None:
+        """Lifecycle: each learner gets its policy's average ``--save_best_metric`` and saves a new best itself."""
+        if self.stop_requested_at is not None:
+            return
+        for p, stats in self.policy_stats.items():
+            value = best_metric_value(stats, self.cfg.save_best_metric)
+            if value is not None and learner_name(p) in self.component_names:
+                self.send(learner_name(p), "on_best_metric", value)
+
     def _request_checkpoints(self) -> None:
         """Periodic saving is driven by the learners themselves; nothing to do here."""
 
@@ -264,6 +281,9 @@ class Runner(Component):
             self._write_summaries()
             self.writers.close()
             self.writers = None
+        if self.wandb is not None:  # lifecycle
+            self.wandb.close()
+            self.wandb = None
         self.loop.component_stopped(self.name)
         self.loop.stop()
 

@@ -19,7 +19,7 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import init_torch_runtime
+from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.utils.logging_setup import log
@@ -49,6 +49,7 @@ class InferenceWorker(Component):
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
+        self.worker_idx = worker_idx
         self.traj = traj
         self.weights = weights
         self.model = None
@@ -63,6 +64,7 @@ class InferenceWorker(Component):
     def on_start(self) -> None:
         try:
             init_torch_runtime(self.cfg, max_num_threads=1)
+            seed_torch(self.cfg, process_offset=1000 + 100 * self.policy_id + self.worker_idx)
             self.model = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
             self.model.eval()
             self.model.to(self.device)

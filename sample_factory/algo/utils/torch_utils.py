@@ -40,6 +40,17 @@ def init_torch_runtime(cfg: Config | None, max_num_threads: int | None = 1) -> N
         torch.set_num_threads(max_num_threads)
 
 
+def seed_torch(cfg: Config | None, process_offset: int) -> None:
+    """Seed torch in this process from ``--seed`` (when set), distinct per process so streams differ.
+
+    Action sampling in the inference workers and minibatch shuffling in the learner draw from torch's
+    generator; without this, two runs with the same ``--seed`` would still differ.
+    """
+    seed = getattr(cfg, "seed", None)
+    if seed is not None:
+        torch.manual_seed(int(seed) * 1_000_003 + process_offset)
+
+
 def masked_select(x: Tensor, mask: Tensor, num_invalids: int | None = None) -> Tensor:
     """Elements of ``x`` ([B, ...]) where ``mask`` ([B]) is true.
 

@@ -1,0 +1,1 @@
+"""VizDoom scenarios as Gymnasium envs: specs, the game wrapper, multiplayer, wrappers, flags and the model."""

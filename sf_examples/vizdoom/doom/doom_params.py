@@ -1,0 +1,75 @@
+"""Flags of the VizDoom family and the defaults it sets on Sample Factory's own flags."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from sample_factory.utils.utils import str2bool
+
+# Sample Factory flags that the family overrides; anything given on the command line still wins.
+DOOM_DEFAULTS: dict[str, Any] = {
+    # a decision every 4 tics (~9 per second) is fast enough for Doom and makes sampling 4x cheaper
+    "env_frameskip": 4,
+    "num_envs_per_worker": 4,
+    "batch_size": 2048,
+    "rollout": 32,
+    "learning_rate": 1e-4,
+    # pixels arrive as uint8: divide by 255 instead of keeping running per-pixel statistics
+    "obs_scale": 255.0,
+    "normalize_input": False,
+    "exploration_loss": "symmetric_kl",
+    "exploration_loss_coeff": 0.001,
+    "ppo_clip_value": 0.2,
+    # ViZDoom starts are slow and a match waits for all its players: be patient before calling a worker stuck
+    "heartbeat_reporting_interval": 600,
+}
+# watching: every tic rendered (frameskip 1, actions repeated to the trained rate) at the game's real speed
+DOOM_EVAL_DEFAULTS: dict[str, Any] = {"eval_env_frameskip": 1, "fps": 35}
+
+
+def add_doom_env_args(parser: argparse.ArgumentParser) -> None:
+    """The ``--res_w``-style flags of the VizDoom envs (saved in config.json, so enjoy rebuilds the same env)."""
+    group = parser.add_argument_group("VizDoom", "Flags of the doom_* envs.")
+    group.add_argument("--res_w", type=int, default=128, help="Width of the observation after downscaling.")
+    group.add_argument("--res_h", type=int, default=72, help="Height of the observation after downscaling.")
+    group.add_argument(
+        "--wide_aspect_ratio",
+        type=str2bool,
+        default=False,
+        help="Render 16:9 (256x144) instead of 4:3 (160x120) before downscaling: a wider view, undistorted at 128x72.",
+    )
+    group.add_argument(
+        "--num_agents",
+        type=int,
+        default=-1,
+        help="Agents in a self-play match (doom_duel, doom_deathmatch_full); -1 keeps the env's default.",
+    )
+    group.add_argument(
+        "--num_bots", type=int, default=-1, help="Built-in bots in deathmatch envs; -1 keeps the env's default."
+    )
+    group.add_argument(
+        "--start_bot_difficulty",
+        type=int,
+        default=None,
+        help="Bot skill 0..100 (aiming, reaction, ...); default: the skills of the bots.cfg shipped with ViZDoom.",
+    )
+    group.add_argument(
+        "--timelimit",
+        type=float,
+        default=None,
+        help="Episode length in minutes of game time; default: the scenario's own (4 minutes for deathmatch).",
+    )
+    group.add_argument(
+        "--doom_base_port",
+        type=int,
+        default=0,
+        help="First UDP port of self-play/bot games (port = base + env_id, busy ports skipped); 0: random per run.",
+    )
+
+
+def doom_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
+    """Family defaults (see ``DOOM_DEFAULTS``); enjoy additionally watches at real-time speed."""
+    parser.set_defaults(**DOOM_DEFAULTS)
+    if evaluation:
+        parser.set_defaults(**DOOM_EVAL_DEFAULTS)

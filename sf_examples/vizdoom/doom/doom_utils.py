@@ -1,0 +1,120 @@
+"""``make_doom_env``: the factory registered for every ``doom_*`` name, and the per-player wrapper stack."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any
+
+import gymnasium as gym
+
+from sample_factory.envs.env_wrappers import PixelFormatChwWrapper, ResizeWrapper, RewardScalingWrapper
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.typing import Config
+from sample_factory.utils.utils import log
+from sf_examples.vizdoom.doom.doom_gym import VizdoomEnv
+from sf_examples.vizdoom.doom.game_setup import GameOptions, NetworkRole
+from sf_examples.vizdoom.doom.lifecycle import pick_port, run_base_port
+from sf_examples.vizdoom.doom.multiplayer import VizdoomMultiAgentEnv
+from sf_examples.vizdoom.doom.scenarios import TICS_PER_SECOND, DoomSpec, doom_spec
+from sf_examples.vizdoom.doom.wrappers import DoomMeasurementsWrapper, DoomRewardShapingWrapper
+
+# what an env created without a cfg (e.g. in a notebook or a test) uses; the same values as the family's flags
+FALLBACK_CFG: dict[str, Any] = {
+    "env_frameskip": 4,
+    "res_w": 128,
+    "res_h": 72,
+    "wide_aspect_ratio": False,
+    "num_agents": -1,
+    "num_bots": -1,
+    "start_bot_difficulty": None,
+    "timelimit": None,
+    "doom_base_port": 0,
+}
+
+
+def _option(cfg: Config | None, name: str) -> Any:
+    """A family flag from ``cfg``; tools that do not add the family's flags (the random sampler) get the fallback."""
+    value = getattr(cfg, name, None) if cfg is not None else None
+    return FALLBACK_CFG[name] if value is None else value
+
+
+def _window_visible(render_mode: str | None) -> bool:
+    """Only human rendering opens ViZDoom's window, and only where there is a display to open it on."""
+    if render_mode != "human":
+        return False
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        log.warning("render_mode='human' but no display is available: running ViZDoom headless")
+        return False
+    return True
+
+
+def game_options(cfg: Config | None, render_mode: str | None, env_config: AttrDict | None) -> GameOptions:
+    """Per-instance options from the family flags; ``--timelimit`` (minutes) overrides the scenario's length."""
+    timelimit = _option(cfg, "timelimit")
+    seed = getattr(cfg, "seed", None) if cfg is not None else None
+    env_id = env_config.env_id if env_config is not None else 0
+    return GameOptions(
+        wide_aspect_ratio=bool(_option(cfg, "wide_aspect_ratio")),
+        window_visible=_window_visible(render_mode),
+        timeout_tics=None if timelimit is None else int(float(timelimit) * 60 * TICS_PER_SECOND),
+        bot_difficulty=_option(cfg, "start_bot_difficulty"),
+        seed=None if seed is None else int(seed) * 1000 + max(env_id, 0),
+    )
+
+
+def wrap_player(core: VizdoomEnv, cfg: Config | None) -> gym.Env:
+    """Shaping and measurements on the raw game, then resize to ``--res_w x --res_h``, CHW, reward scale."""
+    spec = core.spec_
+    env: gym.Env = core
+    if spec.deathmatch:
+        env = DoomRewardShapingWrapper(env)
+    if spec.measurements:
+        env = DoomMeasurementsWrapper(env)
+    # area interpolation: nearest-neighbour drops thin sprites (distant enemies) when shrinking 160 -> 128
+    env = ResizeWrapper(env, int(_option(cfg, "res_w")), int(_option(cfg, "res_h")), area_interpolation=True)
+    env = PixelFormatChwWrapper(env)
+    if spec.reward_scale != 1.0:
+        env = RewardScalingWrapper(env, spec.reward_scale)
+    return env
+
+
+def _counts(spec: DoomSpec, cfg: Config | None) -> tuple[int, int]:
+    """(agents, bots): ``--num_agents``/``--num_bots`` override the env's defaults when >= 0."""
+    num_agents = int(_option(cfg, "num_agents"))
+    num_bots = int(_option(cfg, "num_bots"))
+    num_agents = spec.num_agents if num_agents <= 0 else num_agents
+    num_bots = spec.num_bots if num_bots < 0 else num_bots
+    if (num_agents > 1 or num_bots > 0) and not spec.deathmatch:
+        raise ValueError(f"{spec.name} is a single-player scenario: --num_agents/--num_bots need a doom_duel* or "
+                         f"doom_deathmatch* env")  # fmt: skip
+    return num_agents, num_bots
+
+
+def make_doom_env(
+    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+) -> gym.Env:
+    """The ``make_env_func`` of every ``doom_*`` env (module level: worker processes unpickle it by reference)."""
+    spec = doom_spec(full_env_name)
+    num_agents, num_bots = _counts(spec, cfg)
+    frameskip = int(_option(cfg, "env_frameskip"))
+    options = game_options(cfg, render_mode, env_config)
+    env_id = env_config.env_id if env_config is not None else 0
+    base_port = int(_option(cfg, "doom_base_port")) or run_base_port()
+    port_picker = functools.partial(pick_port, base_port, max(env_id, 0))
+    if num_agents == 1:
+        network = NetworkRole(host=True, num_players=1, player_index=0) if spec.deathmatch else None
+        core = VizdoomEnv(spec, frameskip, options, network, num_bots, render_mode, port_picker=port_picker)
+        return wrap_player(core, cfg)
+    barrier = threading.Barrier(num_agents)
+    players = []
+    for index in range(num_agents):
+        network = NetworkRole(host=index == 0, num_players=num_agents, player_index=index)
+        player_options = options if index == 0 else GameOptions(**{**vars(options), "window_visible": False})
+        player_render = render_mode if index == 0 else None
+        bots = num_bots if index == 0 else 0
+        players.append(
+            wrap_player(VizdoomEnv(spec, frameskip, player_options, network, bots, player_render, barrier), cfg)
+        )
+    return VizdoomMultiAgentEnv(players, barrier, port_picker)

@@ -1,0 +1,204 @@
+"""Keeping ViZDoom's engine processes, shared memory and temp files from outliving the env that made them.
+
+Every ``DoomGame`` runs the engine in a child process and talks to it through ``/dev/shm/ViZDoom*<instance id>``
+segments. ``game.close()`` removes both, but a crashed engine, a Python exception between ``init()`` and
+``close()`` or an interpreter shutdown can skip it. Each started game is therefore registered here with its
+instance id and engine pid; ``release_game`` (called by the envs' ``close()``) and an ``atexit`` hook make sure
+the engine is gone and its segments are removed whatever happened.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import random
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sample_factory.utils.utils import log
+
+SHM_DIR = "/dev/shm"
+SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+ENGINE_EXIT_WAIT_S = 2.0
+PORT_RANGE = (20000, 50000)
+PORT_STRIDE = 1000  # a busy port is skipped by this much, so the next try cannot land on another env's port
+
+
+@dataclass
+class GameRecord:
+    """What is needed to clean up after a started game even if its Python object is unusable."""
+
+    game: Any
+    instance_id: str
+    engine_pid: int | None
+
+
+_live_games: dict[int, GameRecord] = {}
+_lock = threading.Lock()
+_temp_dir: str | None = None
+_run_base_port: int | None = None
+
+
+def temp_dir() -> str:
+    """A private folder of this process for ViZDoom's .ini and generated bot files; removed at exit."""
+    global _temp_dir
+    with _lock:
+        if _temp_dir is None or not os.path.isdir(_temp_dir):
+            _temp_dir = tempfile.mkdtemp(prefix=f"sf_vizdoom_{os.getpid()}_")
+    return _temp_dir
+
+
+def find_engine_pid(instance_id: str) -> int | None:
+    """Pid of the engine child of this process whose command line carries ``+viz_instance_id <instance_id>``."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            if ppid != me:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue  # the process went away while we looked
+        if instance_id.encode() in args:
+            return int(entry)
+    return None
+
+
+def register_game(game: Any) -> GameRecord:
+    """Remember a freshly initialised game so it is cleaned up even if nobody closes it."""
+    instance_id = game.get_instance_id()
+    record = GameRecord(game, instance_id, find_engine_pid(instance_id))
+    with _lock:
+        _live_games[id(game)] = record
+    return record
+
+
+def release_game(game: Any) -> None:
+    """Close ``game``; then make sure its engine process and shared memory are gone (registered or not)."""
+    with _lock:
+        record = _live_games.pop(id(game), None)
+    try:
+        game.close()
+    except Exception as exc:  # an engine that already died makes close() raise; cleanup below still runs
+        log.debug("DoomGame.close() failed: %r", exc)
+    if record is not None:
+        _reap_engine(record.engine_pid)
+        remove_shared_memory(record.instance_id)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)  # reap it if it is our zombie child
+        if waited == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
+def _reap_engine(pid: int | None) -> None:
+    """Wait briefly for the engine to exit after close(); kill it if it does not (it ignores SIGTERM when stuck)."""
+    if pid is None:
+        return
+    deadline = time.monotonic() + ENGINE_EXIT_WAIT_S
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid):
+            return
+        time.sleep(0.02)
+    log.warning("ViZDoom engine %d did not exit after close(), killing it", pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def remove_shared_memory(instance_id: str) -> list[str]:
+    """Delete the ``/dev/shm`` segments of one instance (left behind when an engine crashes); returns the names."""
+    removed = []
+    for prefix in SHM_PREFIXES:
+        path = os.path.join(SHM_DIR, f"{prefix}{instance_id}")
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def close_all_games() -> None:
+    """atexit hook: release every game still registered, then remove the temp folder."""
+    with _lock:
+        games = [record.game for record in _live_games.values()]
+    for game in games:
+        release_game(game)
+    if _temp_dir is not None:
+        shutil.rmtree(_temp_dir, ignore_errors=True)
+
+
+atexit.register(close_all_games)
+
+
+def live_game_count() -> int:
+    """How many games are started and not yet released (tests check this drops to zero)."""
+    with _lock:
+        return len(_live_games)
+
+
+# ---- networking ports --------------------------------------------------------------------------------------------
+
+
+def run_base_port() -> int:
+    """A base port drawn once per process, for envs created without ``--doom_base_port`` (e.g. in tests)."""
+    global _run_base_port
+    if _run_base_port is None:
+        _run_base_port = random.SystemRandom().randrange(PORT_RANGE[0], PORT_RANGE[1] - 10 * PORT_STRIDE)
+    return _run_base_port
+
+
+def draw_base_port() -> int:
+    """A fresh random base port for one training run (stored in ``cfg.doom_base_port``)."""
+    return random.SystemRandom().randrange(PORT_RANGE[0], PORT_RANGE[1] - 10 * PORT_STRIDE)
+
+
+def port_is_free(port: int) -> bool:
+    """True when nothing is bound to ``port`` on loopback (ViZDoom's netcode uses UDP; TCP checked too)."""
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+        with socket.socket(socket.AF_INET, kind) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+    return True
+
+
+def pick_port(base_port: int, env_id: int, attempt: int = 0, max_tries: int = 20) -> int:
+    """``base_port + env_id`` (unique within a run), moved by ``PORT_STRIDE`` steps while the port is taken."""
+    span = PORT_RANGE[1] - PORT_RANGE[0]
+    for step in range(attempt, attempt + max_tries):
+        port = PORT_RANGE[0] + (base_port - PORT_RANGE[0] + max(env_id, 0) + step * PORT_STRIDE) % span
+        if port_is_free(port):
+            return port
+    raise RuntimeError(f"no free UDP port found for env_id={env_id} starting at base port {base_port}")

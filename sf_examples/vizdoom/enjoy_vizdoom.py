@@ -1,0 +1,25 @@
+"""Watch a VizDoom agent (a window at real-time speed, or ``--save_video`` / ``--no_render``).
+
+python -m sf_examples.vizdoom.enjoy_vizdoom --env=doom_basic --experiment=doom_basic
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.enjoy import enjoy
+from sample_factory.utils.typing import StatusCode
+from sf_examples.vizdoom.train_vizdoom import check_env_name, parse_vizdoom_cfg, register_vizdoom_components
+
+
+def main() -> StatusCode:
+    register_vizdoom_components()
+    cfg = parse_vizdoom_cfg(evaluation=True)
+    if not check_env_name(cfg):
+        return 1
+    status, _ = enjoy(cfg)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Train on the VizDoom family.
+
+    python -m sf_examples.vizdoom.train_vizdoom --env=doom_basic --experiment=doom_basic
+    python -m sf_examples.vizdoom.train_vizdoom --env=doom_duel --num_agents=2 --experiment=duel
+
+Envs: ``doom_basic``, ``doom_my_way_home``, ``doom_deadly_corridor``, ``doom_defend_the_center``,
+``doom_defend_the_line``, ``doom_health_gathering``, ``doom_health_gathering_supreme``, ``doom_take_cover``,
+``doom_predict_position``, ``doom_deathmatch_bots``, ``doom_duel_bots``, ``doom_duel``, ``doom_deathmatch_full``,
+``doom_benchmark``. See ``docs/vizdoom.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.algo.utils.context import global_model_factory
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.envs.env_utils import register_env, unknown_env_message
+from sample_factory.train import run_rl
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import log
+from sf_examples.vizdoom.doom.doom_model import make_vizdoom_encoder
+from sf_examples.vizdoom.doom.doom_params import add_doom_env_args, doom_override_defaults
+from sf_examples.vizdoom.doom.doom_utils import make_doom_env
+from sf_examples.vizdoom.doom.lifecycle import draw_base_port
+from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
+
+TRAIN_SCRIPT = "sf_examples.vizdoom.train_vizdoom"
+ENJOY_SCRIPT = "sf_examples.vizdoom.enjoy_vizdoom"
+
+
+def register_vizdoom_envs() -> None:
+    """Every ``doom_*`` name creates its env through the same module-level factory."""
+    for env_name in DOOM_SPECS:
+        register_env(env_name, make_doom_env)
+
+
+def register_vizdoom_models() -> None:
+    """Screen conv net + measurements MLP (a plain conv net for envs without measurements)."""
+    global_model_factory().register_encoder_factory(make_vizdoom_encoder)
+
+
+def register_vizdoom_components() -> None:
+    """Envs and encoder; also the ``--registration_func`` of the random-policy throughput tool."""
+    register_vizdoom_envs()
+    register_vizdoom_models()
+
+
+def parse_vizdoom_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
+    """Standard flags, the family's flags and defaults, then the strict final parse."""
+    parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
+    add_doom_env_args(parser)
+    doom_override_defaults(parser, evaluation=evaluation)
+    if evaluation:
+        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
+    return parse_full_cfg(parser, argv)
+
+
+def check_env_name(cfg: Config) -> bool:
+    """Fail early, naming the VizDoom envs, before any process starts."""
+    if cfg.env in DOOM_SPECS:
+        return True
+    log.error("%s", unknown_env_message(str(cfg.env), sorted(DOOM_SPECS)))
+    return False
+
+
+def choose_base_port(cfg: Config) -> None:
+    """One random base port per run, so concurrent runs on one machine rarely probe the same ports."""
+    if not cfg.doom_base_port:
+        cfg.doom_base_port = draw_base_port()
+
+
+def main() -> StatusCode:
+    register_vizdoom_components()
+    cfg = parse_vizdoom_cfg()
+    if not check_env_name(cfg):
+        return 1
+    choose_base_port(cfg)
+    return run_rl(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""Fixtures of the VizDoom tests: skip without vizdoom, and a clean model/env registry per in-process test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from sample_factory.algo.utils.context import reset_global_context
+
+pytest.importorskip("vizdoom")
+
+
+@pytest.fixture
+def clean_context() -> Iterator[None]:
+    """In-process tests register envs and encoders; start and end with empty registries."""
+    reset_global_context()
+    yield
+    reset_global_context()
