@@ -52,7 +52,9 @@ def test_basic_parallel(tmp_path: Path) -> None:
 
 
 def test_duel_self_play_two_agents(tmp_path: Path) -> None:
-    result = _serial(tmp_path, "doom_duel", "--num_agents=2", "--num_envs_per_worker=1", "--timelimit=0.05")
+    result = _serial(
+        tmp_path, "doom_duel", "--num_agents=2", "--num_envs_per_worker=1", "--worker_num_splits=1", "--timelimit=0.05"
+    )
     assert_trained(result)
     assert result.last_reward() is not None, "0.05-minute matches must finish and report episode rewards"
 
@@ -81,7 +83,9 @@ def test_unknown_doom_env_fails_before_starting() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("env", sorted(set(DOOM_SPECS) - FAST_ENVS))
 def test_every_env_trains_serial(tmp_path: Path, env: str) -> None:
-    extra = ["--num_envs_per_worker=1", "--timelimit=0.1"] if DOOM_SPECS[env].deathmatch else []
+    extra = (
+        ["--num_envs_per_worker=1", "--worker_num_splits=1", "--timelimit=0.1"] if DOOM_SPECS[env].deathmatch else []
+    )
     assert_trained(_serial(tmp_path, env, *extra))
 
 

@@ -12,9 +12,11 @@ DOOM_DEFAULTS: dict[str, Any] = {
     # a decision every 4 tics (~9 per second) is fast enough for Doom and makes sampling 4x cheaper
     "env_frameskip": 4,
     "num_envs_per_worker": 4,
-    "batch_size": 2048,
+    # small batches and a higher learning rate: many updates per frame suit a 2-core machine (doom_basic learns
+    # in 500k frames; measured in docs/vizdoom.md); raise --batch_size with many workers
+    "batch_size": 512,
     "rollout": 32,
-    "learning_rate": 1e-4,
+    "learning_rate": 3e-4,
     # pixels arrive as uint8: divide by 255 instead of keeping running per-pixel statistics
     "obs_scale": 255.0,
     "normalize_input": False,

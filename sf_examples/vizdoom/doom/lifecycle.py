@@ -39,6 +39,10 @@ class GameRecord:
     engine_pid: int | None
 
 
+# the engine creates an (empty) ``_vizdoom`` scratch folder in the working directory; removed again if it was not there
+SCRATCH_DIR = "_vizdoom"
+_scratch_existed = os.path.isdir(SCRATCH_DIR)
+
 _live_games: dict[int, GameRecord] = {}
 _lock = threading.Lock()
 _temp_dir: str | None = None
@@ -94,6 +98,18 @@ def release_game(game: Any) -> None:
     if record is not None:
         _reap_engine(record.engine_pid)
         remove_shared_memory(record.instance_id)
+    if live_game_count() == 0:
+        remove_scratch_dir()
+
+
+def remove_scratch_dir() -> None:
+    """Remove the engine's ``_vizdoom`` folder from the working directory if we caused it and it is empty."""
+    if _scratch_existed:
+        return
+    try:
+        os.rmdir(SCRATCH_DIR)  # fails, harmlessly, while it holds anything
+    except OSError:
+        pass
 
 
 def _pid_alive(pid: int) -> bool:
@@ -154,6 +170,7 @@ def close_all_games() -> None:
         games = [record.game for record in _live_games.values()]
     for game in games:
         release_game(game)
+    remove_scratch_dir()
     if _temp_dir is not None:
         shutil.rmtree(_temp_dir, ignore_errors=True)
 
