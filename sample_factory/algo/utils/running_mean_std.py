@@ -50,12 +50,15 @@ class RunningMeanStdInPlace(nn.Module):
     @torch.no_grad()
     def update(self, x: Tensor) -> None:
         """Merges the mean and population variance of batch ``x`` ([*batch, *input_shape]) into the statistics."""
-        x = x.to(torch.float64).reshape(-1, *self.input_shape)  # [N, *input_shape]
+        x = x.reshape(-1, *self.input_shape)  # [N, *input_shape]
         batch_count = x.shape[0]
         if batch_count == 0:
             return
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, correction=0)
+        # Integer (image) batches: moments in float32, one pass, instead of a float64 copy of the whole batch
+        # (450 MB for 2048 Doom frames); relative error ~1e-7 on pixel statistics. Float inputs stay float64-exact.
+        x = x.to(torch.float32) if not x.is_floating_point() else x.to(torch.float64)
+        batch_var, batch_mean = torch.var_mean(x, dim=0, correction=0)
+        batch_mean, batch_var = batch_mean.to(torch.float64), batch_var.to(torch.float64)
         total = self.count + batch_count
         delta = batch_mean - self.running_mean
         sum_sq = (
