@@ -17,7 +17,7 @@ from sf_examples.vizdoom.doom.doom_gym import VizdoomEnv
 from sf_examples.vizdoom.doom.doom_utils import FALLBACK_CFG, make_doom_env
 from sf_examples.vizdoom.doom.game_setup import bots_file
 from sf_examples.vizdoom.doom.game_variables import NUM_MEASUREMENTS
-from sf_examples.vizdoom.doom.lifecycle import live_game_count, pick_port
+from sf_examples.vizdoom.doom.lifecycle import live_game_count, pick_port, register_game
 from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS, doom_spec
 from sf_examples.vizdoom.doom.wrappers import DEFAULT_DEATHMATCH_SHAPING, DoomRewardShapingWrapper
 
@@ -31,9 +31,19 @@ def _env_config(env_id: int = 0) -> AttrDict:
 
 
 @pytest.fixture
-def make_env() -> Iterator:
-    """Creates envs and always closes them; checks that no started game is left registered."""
+def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator:
+    """Creates envs and always closes them; checks that no started game is left registered or in /dev/shm."""
+    import sf_examples.vizdoom.doom.doom_gym as doom_gym
+
     envs: list[gym.Env] = []
+    instance_ids: list[str] = []
+
+    def recording_register(game: object) -> object:
+        record = register_game(game)
+        instance_ids.append(record.instance_id)
+        return record
+
+    monkeypatch.setattr(doom_gym, "register_game", recording_register)
 
     def factory(name: str, **overrides: object) -> gym.Env:
         env = make_doom_env(name, cfg=_cfg(**overrides), env_config=_env_config(len(envs)))
@@ -44,6 +54,8 @@ def make_env() -> Iterator:
     for env in envs:
         env.close()
     assert live_game_count() == 0
+    leaked = [e for e in os.listdir("/dev/shm") if any(e.endswith(i) for i in instance_ids)]
+    assert not leaked, f"shared memory of closed games left behind: {leaked}"
 
 
 def _vizdoom_shm() -> set[str]:
@@ -232,3 +244,22 @@ def test_crashed_engine_is_cleaned_up(make_env) -> None:
     assert not (_vizdoom_shm() - shm_before)
     with pytest.raises(ProcessLookupError):
         os.kill(record.engine_pid, 0)
+
+
+@pytest.mark.parametrize("env_name", ["doom_basic", "doom_duel"])
+def test_engines_die_with_a_process_that_skips_cleanup(env_name: str) -> None:
+    """``os._exit`` skips close(), finalisers and atexit: the watchdog must still remove engines and segments."""
+    from vizdoom_helpers import REPO_ROOT, run_python
+
+    code = (
+        "import os\n"
+        "from sf_examples.vizdoom.doom.doom_utils import make_doom_env\n"
+        f"env = make_doom_env({env_name!r})\n"
+        "env.reset(seed=0)\n"
+        "print('engines started', flush=True)\n"
+        "os._exit(3)\n"
+    )
+    scratch_existed = (REPO_ROOT / "_vizdoom").exists()
+    result = run_python("-c", code, timeout=60)  # asserts: no process of the run and no ViZDoom segment remain
+    assert result.returncode == 3 and "engines started" in result.output, result.explain()
+    assert scratch_existed or not (REPO_ROOT / "_vizdoom").exists(), "the engine's scratch folder was left behind"

@@ -72,10 +72,15 @@ def _reap_group(pgid: int) -> bool:
 
 def run_module(module: str, *args: str, timeout: float = 240.0) -> RunResult:
     """Run the module from the repository root; assert nothing of it (process or ViZDoom segment) is left."""
+    return run_python("-m", module, *args, timeout=timeout)
+
+
+def run_python(*args: str, timeout: float = 240.0) -> RunResult:
+    """``python args`` in a new session, with the checks of ``run_module``."""
     shm_before = vizdoom_shm()
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", module, *args],
+        [sys.executable, *args],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -89,7 +94,7 @@ def run_module(module: str, *args: str, timeout: float = 240.0) -> RunResult:
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         _reap_group(proc.pid)
-        raise AssertionError(f"python -m {module} did not finish in {timeout}s:\n{output[-4000:]}") from None
+        raise AssertionError(f"python {' '.join(args)} did not finish in {timeout}s:\n{output[-4000:]}") from None
     result = RunResult(proc.returncode, output, time.monotonic() - started)
     assert not _reap_group(proc.pid), f"processes (ViZDoom engines?) outlived the run:\n{result.explain()}"
     leaked = vizdoom_shm() - shm_before

@@ -19,7 +19,7 @@ import numpy as np
 from sample_factory.envs.env_utils import EnvCriticalError
 from sample_factory.utils.utils import log
 from sf_examples.vizdoom.doom.action_space import ButtonMapper, make_action_space
-from sf_examples.vizdoom.doom.game_setup import GameOptions, NetworkRole, add_bots, configure_game
+from sf_examples.vizdoom.doom.game_setup import GameOptions, NetworkRole, add_bots, configure_game, vizdoom
 from sf_examples.vizdoom.doom.game_variables import DEATHMATCH_VARIABLES
 from sf_examples.vizdoom.doom.lifecycle import register_game, release_game
 from sf_examples.vizdoom.doom.scenarios import DoomSpec
@@ -81,8 +81,6 @@ class VizdoomEnv(gym.Env):
     def _configure(self) -> Any:
         game = configure_game(self.spec_, self.options, self.network)
         if self.spec_.measurements:
-            from sf_examples.vizdoom.doom.game_setup import vizdoom
-
             gv = vizdoom().GameVariable
             game.set_available_game_variables([getattr(gv, name) for name in DEATHMATCH_VARIABLES])
         return game

@@ -5,6 +5,11 @@ segments. ``game.close()`` removes both, but a crashed engine, a Python exceptio
 ``close()`` or an interpreter shutdown can skip it. Each started game is therefore registered here with its
 instance id and engine pid; ``release_game`` (called by the envs' ``close()``) and an ``atexit`` hook make sure
 the engine is gone and its segments are removed whatever happened.
+
+Neither runs when the process is killed (SIGKILL) or leaves through ``os._exit``, and the orphaned engines would
+live on. For that case each process that starts games also starts a tiny shell watchdog: it waits for the
+process to disappear, then kills the engines listed in ``engines.txt`` of the temp folder and removes their
+shared memory.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import random
 import shutil
 import signal
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -44,9 +50,28 @@ SCRATCH_DIR = "_vizdoom"
 _scratch_existed = os.path.isdir(SCRATCH_DIR)
 
 _live_games: dict[int, GameRecord] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # temp_dir() is also called with the lock held
 _temp_dir: str | None = None
 _run_base_port: int | None = None
+_watchdog: subprocess.Popen | None = None
+_watchdog_owner: int | None = None  # pid that started it: a forked child needs a watchdog of its own
+
+# $1: pid to watch, $2: engine list ("pid instance_id" lines), $3: temp folder, $4: the engine's scratch folder to
+# remove if empty (or nothing when it existed before this process started). Signals sent to the whole process
+# group (Ctrl+C, kill -TERM -pgid) are ignored: the watchdog must outlive the process it watches.
+_WATCHDOG_SCRIPT = """
+trap '' INT TERM HUP
+while read -r _ _ _ ppid _ < /proc/$$/stat && [ "$ppid" = "$1" ]; do sleep 0.5; done
+if [ -f "$2" ]; then
+  while read -r pid id; do
+    kill -9 "$pid" 2>/dev/null
+    rm -f "/dev/shm/ViZDoomSM$id" "/dev/shm/ViZDoomMQCtr$id" "/dev/shm/ViZDoomMQDoom$id"
+  done < "$2"
+fi
+rm -rf "$3"
+[ -n "$4" ] && rmdir "$4" 2>/dev/null
+exit 0
+"""
 
 
 def temp_dir() -> str:
@@ -84,13 +109,58 @@ def register_game(game: Any) -> GameRecord:
     record = GameRecord(game, instance_id, find_engine_pid(instance_id))
     with _lock:
         _live_games[id(game)] = record
+        _write_engine_list()
+    _ensure_watchdog()
     return record
+
+
+def _engine_list_path() -> str:
+    return os.path.join(temp_dir(), "engines.txt")
+
+
+def _write_engine_list() -> None:
+    """Rewrite the watchdog's list of live engines (called with ``_lock`` held); atomic through a rename."""
+    path = _engine_list_path()
+    lines = [f"{r.engine_pid} {r.instance_id}\n" for r in _live_games.values() if r.engine_pid is not None]
+    with open(path + ".tmp", "w") as f:
+        f.writelines(lines)
+    os.replace(path + ".tmp", path)
+
+
+def _ensure_watchdog() -> None:
+    """Start this process's watchdog once (again after a fork: the child has its own engines)."""
+    global _watchdog
+    if _watchdog is not None and _watchdog.poll() is None and _watchdog_owner == os.getpid():
+        return
+    _start_watchdog()
+
+
+def _start_watchdog() -> None:
+    global _watchdog, _watchdog_owner
+    _watchdog = subprocess.Popen(
+        [
+            "/bin/sh",
+            "-c",
+            _WATCHDOG_SCRIPT,
+            "sf_vizdoom_watchdog",
+            str(os.getpid()),
+            _engine_list_path(),
+            temp_dir(),
+            "" if _scratch_existed else os.path.abspath(SCRATCH_DIR),
+        ],  # fmt: skip
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _watchdog_owner = os.getpid()
 
 
 def release_game(game: Any) -> None:
     """Close ``game``; then make sure its engine process and shared memory are gone (registered or not)."""
     with _lock:
         record = _live_games.pop(id(game), None)
+        if record is not None and _temp_dir is not None and os.path.isdir(_temp_dir):
+            _write_engine_list()
     try:
         game.close()
     except Exception as exc:  # an engine that already died makes close() raise; cleanup below still runs
