@@ -61,8 +61,9 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
 
     def check_parent() -> None:
         if os.getppid() != parent_pid:
-            log.error("%s: the runner process is gone, exiting", spec.name)
-            os._exit(1)
+            # stop the loop rather than exit on the spot: on_stop() then closes envs and simulators
+            log.error("%s: the runner process is gone, closing down", spec.name)
+            loop.stop()
 
     loop.add_timer(PARENT_CHECK_PERIOD, check_parent)
     loop.run()

@@ -87,3 +87,28 @@ def test_ctrl_c_interrupts_with_checkpoint(tmp_path):
     assert time.monotonic() - interrupted_at < 20
     assert result.returncode == INTERRUPTED, result.output[-3000:]
     assert glob.glob(str(tmp_path / "intr" / "checkpoint_p0" / "checkpoint_*.pth"))
+
+
+def test_killed_runner_leaves_no_orphans(tmp_path):
+    """SIGKILL of the runner: each child notices its parent is gone, closes its envs and exits."""
+    before = shm_entries()
+    started = time.monotonic()
+    proc = start(
+        [
+            sys.executable,
+            "-m",
+            "sf_examples.train_gym_env",
+            "--env=CartPole-v1",
+            "--device=cpu",
+            "--num_workers=2",
+            "--num_envs_per_worker=4",
+            f"--train_dir={tmp_path}",
+            "--experiment=killed",
+        ]
+    )
+    for line in proc.stdout:
+        if "Fps is" in line:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    result = finish(proc, started, timeout=60, shm_before=before)  # asserts the whole session is gone
+    assert result.returncode == -signal.SIGKILL
