@@ -4,7 +4,7 @@ TORCH ?= torch==2.13.0
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,vizdoom,video
+EXTRAS ?= dev,vizdoom,video,onnx
 PYTEST_ARGS ?=
 # make train resumes the same experiment by default; RESTART=restart moves the old one aside
 RESTART ?= resume
@@ -15,7 +15,7 @@ setup: $(VENV)/.installed
 
 # Re-run the install whenever setup.py changes. torch is installed first, and only
 # when the venv lacks a torch that satisfies $(TORCH), so an installed build is reused.
-$(VENV)/.installed: setup.py
+$(VENV)/.installed: setup.py Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 	@$(PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
