@@ -1,4 +1,10 @@
-"""Helpers for end-to-end tests: run a training command in its own session and check it left nothing behind."""
+"""Run a command of the project in its own session and check it left nothing behind.
+
+Every end-to-end test goes through here. The command runs with ``start_new_session=True``, so it and every
+process it spawns (workers, learners, simulator engines) share one process group; after the command exits that
+group must be empty and no new ``/dev/shm`` entry may remain. Stragglers are killed before the test fails, so a
+failing test never leaves processes behind for the next one.
+"""
 
 from __future__ import annotations
 
@@ -12,23 +18,32 @@ from dataclasses import dataclass
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IGNORED_SHM = ("sem.mp", "pym-")
+# children exit a moment after the main process (queue feeder threads, the multiprocessing resource tracker)
+GROUP_EXIT_GRACE_S = 10.0
+_COLLECTED_RE = re.compile(r"Collected \{([^}]*)\}")
+_REWARD_RE = re.compile(r"Avg episode reward: \[\(0, '(-?[0-9.naif]+)'\)")
 
 
 @dataclass
 class RunResult:
     returncode: int
-    output: str
+    output: str  # stdout and stderr interleaved, as a user would see them
     seconds: float
 
     def collected(self) -> dict[int, int]:
-        found = re.findall(r"Collected (\{.*\}), FPS", self.output)
-        assert found, f"no 'Collected' line in output:\n{self.output[-3000:]}"
-        return {int(k): int(v) for k, v in re.findall(r"(\d+): (\d+)", found[-1])}
+        """Samples per policy from the last ``Collected {0: N, ...}`` line; {} when the line is missing."""
+        matches = _COLLECTED_RE.findall(self.output)
+        if not matches:
+            return {}
+        pairs = (item.split(":") for item in matches[-1].split(",") if item.strip())
+        return {int(policy): int(samples) for policy, samples in pairs}
 
-    def last_reward(self) -> float:
-        found = re.findall(r"Avg episode reward: \[\(0, '(-?[0-9.]+)'\)", self.output)
-        assert found, "no 'Avg episode reward' line in output"
-        return float(found[-1])
+    def last_reward(self) -> float | None:
+        found = _REWARD_RE.findall(self.output)
+        return float(found[-1]) if found else None
+
+    def explain(self) -> str:
+        return f"exit code {self.returncode} after {self.seconds:.1f}s, last output:\n{self.output[-4000:]}"
 
 
 def shm_entries() -> set[str]:
@@ -38,21 +53,29 @@ def shm_entries() -> set[str]:
         return set()
 
 
-def _assert_group_gone(pgid: int) -> None:
-    """Every process of the run's session must be gone; stragglers are killed and reported."""
-    deadline = time.monotonic() + 5.0
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _reap_group(pgid: int) -> bool:
+    """Wait for the group to empty; kill whatever remains. True when processes had to be killed."""
+    deadline = time.monotonic() + GROUP_EXIT_GRACE_S
     while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
+        if not _group_alive(pgid):
+            return False
         time.sleep(0.1)
-    os.killpg(pgid, signal.SIGKILL)
-    raise AssertionError("processes of the run were still alive after it exited")
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def start(cmd: list[str]) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         cmd,
         cwd=REPO_ROOT,
@@ -60,31 +83,47 @@ def start(cmd: list[str]) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
-        env=env,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
 
+def start_until(cmd: list[str], marker: str) -> tuple[subprocess.Popen, list[str]]:
+    """Start ``cmd`` and read its output until a line containing ``marker`` (e.g. training really runs)."""
+    proc = start(cmd)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if marker in line:
+            break
+    return proc, seen
+
+
 def finish(proc: subprocess.Popen, started: float, timeout: float, shm_before: set[str]) -> RunResult:
+    """Wait for ``proc``; assert its whole session is gone and it left no /dev/shm entry."""
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
+        _reap_group(proc.pid)
         raise AssertionError(f"run did not finish in {timeout} s:\n{out[-3000:]}") from exc
-    _assert_group_gone(proc.pid)
+    result = RunResult(proc.returncode, out, time.monotonic() - started)
+    assert not _reap_group(proc.pid), f"processes outlived the run (killed them):\n{result.explain()}"
     leaked = shm_entries() - shm_before
-    assert not leaked, f"/dev/shm entries left behind: {sorted(leaked)}"
-    return RunResult(proc.returncode, out, time.monotonic() - started)
+    assert not leaked, f"/dev/shm entries left behind: {sorted(leaked)}\n{result.explain()}"
+    return result
+
+
+def run_python(args: list[str], timeout: float = 180.0) -> RunResult:
+    """``python args`` in a new session; asserts no process or /dev/shm entry of it remains."""
+    before = shm_entries()
+    started = time.monotonic()
+    return finish(start([sys.executable, *args]), started, timeout, before)
 
 
 def run_module(module: str, args: list[str], timeout: float = 180.0) -> RunResult:
-    """``python -m module args`` in a new session; asserts no process or /dev/shm entry remains."""
-    before = shm_entries()
-    started = time.monotonic()
-    return finish(start([sys.executable, "-m", module, *args]), started, timeout, before)
+    return run_python(["-m", module, *args], timeout)
 
 
 def run_script(path: str, args: list[str], timeout: float = 180.0) -> RunResult:
-    before = shm_entries()
-    started = time.monotonic()
-    return finish(start([sys.executable, path, *args]), started, timeout, before)
+    return run_python([path, *args], timeout)

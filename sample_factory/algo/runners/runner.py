@@ -75,8 +75,6 @@ class Runner(Component):
         loop.add_timer(max(1.0, self.cfg.experiment_summaries_interval), self._write_summaries)
         loop.add_timer(0.5, self._check_stop_conditions)
         loop.add_timer(max(1.0, self.cfg.heartbeat_interval), self._check_heartbeats)
-        if self.cfg.save_every_sec > 0:
-            loop.add_timer(self.cfg.save_every_sec, self._request_checkpoints)
         if self.cfg.save_best_every_sec > 0:  # lifecycle: learners pick the best checkpoint from these averages
             loop.add_timer(self.cfg.save_best_every_sec, self._send_best_metrics)
         self.wandb = init_wandb(self.cfg)  # lifecycle: raises MissingDependencyError before any process starts
@@ -248,9 +246,6 @@ class Runner(Component):
             value = best_metric_value(stats, self.cfg.save_best_metric)
             if value is not None and learner_name(p) in self.component_names:
                 self.send(learner_name(p), "on_best_metric", value)
-
-    def _request_checkpoints(self) -> None:
-        """Periodic saving is driven by the learners themselves; nothing to do here."""
 
     def check_processes(self) -> None:
         """Parallel runner: detect dead processes and count their components as stopped. Serial: nothing."""

@@ -92,8 +92,9 @@ class InferenceWorker(Component):
         for worker_idx, splits in self._requesters.items():
             self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits)
         self.samples_processed += len(self._slots)
-        self._slots, self._steps = [], []
-        self._requesters = defaultdict(list)
+        self._slots.clear()  # the index tensors built in _infer() are copies, so the lists can be reused
+        self._steps.clear()
+        self._requesters.clear()
 
     def _maybe_reload_weights(self) -> None:
         if self.weights.latest_version() != self.version:

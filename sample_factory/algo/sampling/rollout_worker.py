@@ -153,7 +153,7 @@ class RolloutWorker(Component):
                 delay = self.rng.uniform(0, delay_max)
                 if not self.cfg.decorrelate_envs_on_one_worker:
                     delay = self.worker_idx * delay_max / max(1, self.cfg.num_workers)
-                self.loop.add_timer(1e9, lambda s=split: self._start_split(s), first_delay=delay)
+                self.loop.call_later(delay, lambda s=split: self._start_split(s))
             else:
                 self._start_split(split)
 

@@ -7,8 +7,6 @@ registers its envs and models once, at import or in ``main()``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from sample_factory.model.model_factory import ModelFactory
 from sample_factory.utils.typing import CreateEnvFunc
 
@@ -47,6 +45,3 @@ def global_env_registry() -> dict[str, CreateEnvFunc]:
 
 def global_model_factory() -> ModelFactory:
     return sf_global_context().model_factory
-
-
-EnvRegistryEntry = Callable

@@ -1,21 +1,16 @@
 """What the system needs to know about an env before allocating buffers and models.
 
-The env is created once in a short-lived child process (so that a simulator's
-global state, threads or GPU context never leak into the runner), queried, and
-closed; the answer is a small picklable ``EnvInfo``.
+The runner creates one env, reads it into a small picklable ``EnvInfo`` and
+closes it (``algo/runners/setup.py``); every process then gets the EnvInfo.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import traceback
 from dataclasses import dataclass
 
 import gymnasium as gym
 
-from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_utils import RewardShapingInterface, find_wrapper_interface
-from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 
 
@@ -48,36 +43,3 @@ def extract_env_info(env, cfg: Config) -> EnvInfo:
         gpu_observations=bool(getattr(cfg, "env_gpu_observations", True))
         and bool(getattr(cfg, "batched_sampling", False)),
     )
-
-
-def _env_info_child(cfg: Config, sf_context, result_queue) -> None:
-    from sample_factory.algo.utils.context import set_global_context
-
-    set_global_context(sf_context)
-    try:
-        env = create_env(cfg.env, cfg=cfg, env_config=AttrDict(worker_index=-1, vector_index=-1, env_id=-1))
-        info = extract_env_info(env, cfg)
-        env.close()
-        result_queue.put(("ok", info))
-    except BaseException:  # reported to the parent, which raises with the child's traceback
-        result_queue.put(("error", traceback.format_exc()))
-
-
-def obtain_env_info_in_a_separate_process(cfg: Config) -> EnvInfo:
-    """Create the env in a spawned child, read its spaces, close it. Raises with the child's traceback."""
-    from sample_factory.algo.utils.context import sf_global_context
-
-    ctx = multiprocessing.get_context("spawn")
-    result_queue = ctx.Queue()
-    proc = ctx.Process(target=_env_info_child, args=(cfg, sf_global_context(), result_queue), daemon=True)
-    proc.start()
-    try:
-        status, payload = result_queue.get(timeout=max(60, int(getattr(cfg, "reset_timeout_seconds", 120))))
-    finally:
-        proc.join(timeout=30)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    if status != "ok":
-        raise RuntimeError(f"Could not create env {cfg.env!r} to read its spaces:\n{payload}")
-    return payload

@@ -63,6 +63,7 @@ class _Timer:
     period: float
     callback: Callable[[], None]
     next_time: float = field(default=0.0)
+    once: bool = False
 
 
 class Router:
@@ -137,6 +138,10 @@ class EventLoop:
         delay = period if first_delay is None else first_delay
         self._timers.append(_Timer(period, callback, time.monotonic() + delay))
 
+    def call_later(self, delay: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once, ``delay`` seconds from now."""
+        self._timers.append(_Timer(delay, callback, time.monotonic() + delay, once=True))
+
     def stop(self) -> None:
         self.running = False
 
@@ -167,11 +172,18 @@ class EventLoop:
             return self.idle_timeout
         now = time.monotonic()
         soonest = now + self.idle_timeout
-        for timer in self._timers:
+        expired = None
+        for timer in self._timers:  # no copy: this runs on every loop iteration
             if now >= timer.next_time:
                 timer.callback()
+                if timer.once:
+                    expired = expired or []
+                    expired.append(timer)
+                    continue
                 timer.next_time = now + timer.period
             soonest = min(soonest, timer.next_time)
+        for timer in expired or ():
+            self._timers.remove(timer)
         return max(0.0, soonest - time.monotonic())
 
     def _dispatch_all(self, timeout: float) -> None:

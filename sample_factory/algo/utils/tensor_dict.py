@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -75,25 +74,3 @@ class TensorDict(dict):
 
     def numel_bytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self.leaves())
-
-
-def clone_tensordict(d: TensorDict) -> TensorDict:
-    return d.clone()
-
-
-def cat_tensordicts(items: list[TensorDict], dim: int = 0) -> TensorDict:
-    """Concatenate TensorDicts of identical structure leaf by leaf."""
-    first = items[0]
-    out = TensorDict()
-    for k, v in first.items():
-        if isinstance(v, dict):
-            out[k] = cat_tensordicts([it[k] for it in items], dim)
-        else:
-            out[k] = torch.cat([it[k] for it in items], dim=dim)
-    return out
-
-
-def to_numpy(t: Tensor | np.ndarray | float) -> np.ndarray:
-    if isinstance(t, Tensor):
-        return t.detach().cpu().numpy()
-    return np.asarray(t)

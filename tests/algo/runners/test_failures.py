@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from sf_run import finish, run_module, run_script, shm_entries, start
+from sf_run import finish, run_module, run_script, shm_entries, start_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAILURE, INTERRUPTED = 1, 2
@@ -59,28 +59,21 @@ def test_unknown_env_lists_registered_names(tmp_path):
     assert "CartPole-v1" in result.output  # the close match is suggested
 
 
+def _train_until_running(tmp_path, experiment: str):
+    """Start a parallel CartPole run; return once it prints its first status line (training really runs)."""
+    cmd = [
+        sys.executable, "-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--device=cpu", "--num_workers=2",
+        "--num_envs_per_worker=4", f"--train_dir={tmp_path}", f"--experiment={experiment}",
+    ]  # fmt: skip
+    proc, seen = start_until(cmd, "Fps is")
+    assert any("Fps is" in line for line in seen), "".join(seen)[-3000:]
+    return proc
+
+
 def test_ctrl_c_interrupts_with_checkpoint(tmp_path):
     before = shm_entries()
     started = time.monotonic()
-    proc = start(
-        [
-            sys.executable,
-            "-m",
-            "sf_examples.train_gym_env",
-            "--env=CartPole-v1",
-            "--device=cpu",
-            "--num_workers=2",
-            "--num_envs_per_worker=4",
-            f"--train_dir={tmp_path}",
-            "--experiment=intr",
-        ]
-    )
-    seen = []
-    for line in proc.stdout:  # wait until training really runs
-        seen.append(line)
-        if "Fps is" in line:
-            break
-    assert any("Fps is" in line for line in seen), "".join(seen)[-3000:]
+    proc = _train_until_running(tmp_path, "intr")
     interrupted_at = time.monotonic()
     os.kill(proc.pid, signal.SIGINT)
     result = finish(proc, started, timeout=60, shm_before=before)
@@ -93,22 +86,7 @@ def test_killed_runner_leaves_no_orphans(tmp_path):
     """SIGKILL of the runner: each child notices its parent is gone, closes its envs and exits."""
     before = shm_entries()
     started = time.monotonic()
-    proc = start(
-        [
-            sys.executable,
-            "-m",
-            "sf_examples.train_gym_env",
-            "--env=CartPole-v1",
-            "--device=cpu",
-            "--num_workers=2",
-            "--num_envs_per_worker=4",
-            f"--train_dir={tmp_path}",
-            "--experiment=killed",
-        ]
-    )
-    for line in proc.stdout:
-        if "Fps is" in line:
-            break
+    proc = _train_until_running(tmp_path, "killed")
     os.kill(proc.pid, signal.SIGKILL)
     result = finish(proc, started, timeout=60, shm_before=before)  # asserts the whole session is gone
     assert result.returncode == -signal.SIGKILL

@@ -74,3 +74,15 @@ def test_local_inbox_is_empty_then_returns_everything():
     inbox.put(1)
     inbox.put(2)
     assert inbox.get_many() == [1, 2]
+
+
+def test_call_later_fires_once():
+    router = Router({"a": "main"}, {"main": LocalInbox()})
+    loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=0.001)
+    loop.add_component(Recorder("a", router))
+    fired = []
+    loop.call_later(0.0, lambda: fired.append(1))
+    loop.running = True
+    for _ in range(5):
+        loop.run_once()
+    assert fired == [1]
