@@ -23,7 +23,7 @@ from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.model.action_parameterization import ActionParameterizationBase, make_action_parameterization
 from sample_factory.model.core import CoreInput, ModelCore, default_make_core_func
 from sample_factory.model.decoder import Decoder, default_make_decoder_func
-from sample_factory.model.encoder import ACTION_MASK_KEY, Encoder, as_dict_space, default_make_encoder_func
+from sample_factory.model.encoder import ACTION_MASK_KEY, Encoder, as_dict_space, default_make_encoder_func, is_image_space
 from sample_factory.model.model_factory import ModelFactory
 from sample_factory.model.model_utils import ModelModule, initialize_weights
 from sample_factory.utils.typing import ActionSpace, Config, ObsSpace
@@ -55,6 +55,8 @@ class ActorCritic(ModelModule):
     def __init__(self, obs_space: ObsSpace, action_space: ActionSpace, cfg: Config) -> None:
         super().__init__(cfg)
         self.obs_space = as_dict_space(obs_space)
+        # keys that --obs_subtract_mean / --obs_scale apply to (CHW images)
+        self._image_keys = frozenset(key for key, space in self.obs_space.spaces.items() if is_image_space(space))
         self.action_space = action_space
         self.obs_normalizer: RunningMeanStdDictInPlace | None = None
         if cfg.normalize_input:
@@ -69,14 +71,20 @@ class ActorCritic(ModelModule):
     def _normalized_keys(self) -> set[str]:
         return set() if self.obs_normalizer is None else set(self.obs_normalizer.running_mean_std.keys())
 
-    def _preprocess_obs(self, x: Tensor, needs_copy: bool) -> Tensor:
-        """float32, then ``(x - --obs_subtract_mean) / --obs_scale``; a copy if the normaliser will write to it."""
-        y = x.float()  # uint8 images become a new float tensor here
+    def _preprocess_obs(self, key: str, x: Tensor, needs_copy: bool) -> Tensor:
+        """float32, then for image keys ``(x - --obs_subtract_mean) / --obs_scale``; a copy if the normaliser will
+        write to it. Vector keys (Doom's measurements, say) are only cast: the two flags describe pixels."""
+        y = x.float()  # uint8 images become a new float tensor here: later steps may then work in place
+        owned = y is not x
+        if key not in self._image_keys:
+            return y.clone() if needs_copy and not owned else y
         if self.cfg.obs_subtract_mean != 0.0:
-            y = y - self.cfg.obs_subtract_mean
+            y = y.sub_(self.cfg.obs_subtract_mean) if owned else y - self.cfg.obs_subtract_mean
+            owned = True
         if self.cfg.obs_scale != 1.0:
-            y = y / self.cfg.obs_scale
-        if needs_copy and y is x:
+            y = y.div_(self.cfg.obs_scale) if owned else y / self.cfg.obs_scale
+            owned = True
+        if needs_copy and not owned:
             y = y.clone()
         return y
 
@@ -91,7 +99,7 @@ class ActorCritic(ModelModule):
             obs_dict = {"obs": obs_dict}
         normalized_keys = self._normalized_keys()
         normalized = {
-            key: x if key == ACTION_MASK_KEY else self._preprocess_obs(x, key in normalized_keys)
+            key: x if key == ACTION_MASK_KEY else self._preprocess_obs(key, x, key in normalized_keys)
             for key, x in obs_dict.items()
         }
         if self.obs_normalizer is not None:

@@ -78,3 +78,28 @@ def test_normalize_input_keys_selects_keys(make_cfg):
     obs = _obs()
     normalized = model.normalize_obs(obs)
     torch.testing.assert_close(normalized["image"], obs["image"].float())  # only cast
+
+
+def test_subtract_mean_and_scale_apply_to_image_keys_only(make_cfg):
+    # --obs_scale=255 describes pixels: a measurements vector next to the screen must keep its own scale
+    cfg = make_cfg(normalize_input=False, obs_subtract_mean=128.0, obs_scale=255.0)
+    model = create_actor_critic(cfg, DICT_SPACE, DISCRETE)
+    obs = _obs()
+    normalized = model.normalize_obs(obs)
+    torch.testing.assert_close(normalized["image"], (obs["image"].float() - 128.0) / 255.0)
+    torch.testing.assert_close(normalized["vector"], obs["vector"].float())
+
+
+def test_image_batch_moments_match_float64_reference():
+    # images take the float32 two-pass path: it must agree with exact float64 statistics and leave the input alone
+    normalizer = RunningMeanStdInPlace((3, 36, 36))
+    pixels = torch.randint(0, 256, (64, 3, 36, 36), dtype=torch.uint8)
+    for batch in (pixels, pixels.float() / 255.0):
+        before = batch.clone()
+        normalizer = RunningMeanStdInPlace((3, 36, 36))
+        normalizer.update(batch[:40])
+        normalizer.update(batch[40:])
+        assert torch.equal(batch, before)
+        reference_var, reference_mean = torch.var_mean(batch.double(), dim=0, correction=0)
+        torch.testing.assert_close(normalizer.running_mean, reference_mean, rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(normalizer.running_var, reference_var, rtol=1e-5, atol=1e-7)

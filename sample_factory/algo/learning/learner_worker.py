@@ -32,7 +32,11 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.misc import memory_stats
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
-from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
+from sample_factory.algo.utils.torch_utils import (
+    init_torch_runtime,
+    reuse_freed_memory_for_large_tensors,
+    seed_torch,
+)
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
@@ -72,6 +76,8 @@ class LearnerWorker(Component):
     def on_start(self) -> None:
         try:
             init_torch_runtime(self.cfg, max_num_threads=max(1, self.cfg.learner_main_loop_num_cores))
+            # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
+            reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
             self.learner = Learner(self.cfg, self.env_info, self.policy_id)
             self.learner.init()

@@ -29,6 +29,29 @@ def _writable_float(x: Tensor) -> Tensor:
     return x
 
 
+# per-sample size from which moments are computed in float32 (images); smaller inputs are summed in float64
+LARGE_SAMPLE_NUMEL = 4096
+
+
+def _batch_moments(x: Tensor) -> tuple[Tensor, Tensor]:
+    """float64 mean and population variance over dim 0 of ``x`` ([N, *shape]); ``x`` is not modified.
+
+    Returns, scalars and vector observations are summed in float64, exactly. Images (integer pixels, or samples of
+    at least ``LARGE_SAMPLE_NUMEL`` values) use float32 in two passes, the mean and then the mean of squared
+    deviations in a scratch copy: no float64 copy of the batch (450 MB for 2048 Doom frames), a relative error
+    ~1e-7 on pixel statistics, and 5x faster on CPU than ``torch.var_mean`` over the leading dimension (measured
+    12 vs 62 ms for 512 Doom frames).
+    """
+    large = x.dim() > 1 and x[0].numel() >= LARGE_SAMPLE_NUMEL
+    if x.is_floating_point() and (x.dtype == torch.float64 or not large):
+        batch_var, batch_mean = torch.var_mean(x.to(torch.float64), dim=0, correction=0)
+        return batch_mean, batch_var
+    deviations = x.to(torch.float32, copy=True)  # scratch, overwritten below
+    batch_mean = deviations.mean(dim=0)
+    batch_var = deviations.sub_(batch_mean).square_().mean(dim=0)
+    return batch_mean.to(torch.float64), batch_var.to(torch.float64)
+
+
 class RunningMeanStdInPlace(nn.Module):
     """Normalises tensors whose trailing dimensions are ``input_shape`` with per-element running statistics.
 
@@ -54,11 +77,7 @@ class RunningMeanStdInPlace(nn.Module):
         batch_count = x.shape[0]
         if batch_count == 0:
             return
-        # Integer (image) batches: moments in float32, one pass, instead of a float64 copy of the whole batch
-        # (450 MB for 2048 Doom frames); relative error ~1e-7 on pixel statistics. Float inputs stay float64-exact.
-        x = x.to(torch.float32) if not x.is_floating_point() else x.to(torch.float64)
-        batch_var, batch_mean = torch.var_mean(x, dim=0, correction=0)
-        batch_mean, batch_var = batch_mean.to(torch.float64), batch_var.to(torch.float64)
+        batch_mean, batch_var = _batch_moments(x)
         total = self.count + batch_count
         delta = batch_mean - self.running_mean
         sum_sq = (

@@ -39,10 +39,8 @@ class VizdoomEncoder(Encoder):
         features = self.screen_encoder(obs_dict["obs"])  # [B, conv_out]
         if self.measurements_mlp is None:
             return features
-        # --obs_scale/--obs_subtract_mean are meant for pixels but applied to every key: undo them here, the env
-        # already scales measurements to about [0, 1]
-        raw = obs_dict["measurements"].float() * self.cfg.obs_scale + self.cfg.obs_subtract_mean
-        measurements = self.measurements_mlp(raw)  # [B, MEASUREMENTS_HIDDEN]
+        # the env scales measurements to about [0, 1]; --obs_scale applies to the screen only
+        measurements = self.measurements_mlp(obs_dict["measurements"])  # [B, MEASUREMENTS_HIDDEN]
         return torch.cat([features, measurements], dim=1)
 
     def get_out_size(self) -> int:

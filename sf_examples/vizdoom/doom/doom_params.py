@@ -17,9 +17,11 @@ DOOM_DEFAULTS: dict[str, Any] = {
     "batch_size": 512,
     "rollout": 32,
     "learning_rate": 3e-4,
-    # pixels arrive as uint8: divide by 255 instead of keeping running per-pixel statistics
+    # pixels arrive as uint8: scaled to [0, 1], then standardised per pixel with running statistics. The static
+    # parts of a scenario's view turn into zeros and what moves (monsters, projectiles) stands out: on doom_basic
+    # the average reward at 100k frames went from about -1.7 (no learning yet) to about +0.3 (docs/vizdoom.md)
     "obs_scale": 255.0,
-    "normalize_input": False,
+    "normalize_input": True,
     "exploration_loss": "symmetric_kl",
     "exploration_loss_coeff": 0.001,
     "ppo_clip_value": 0.2,
