@@ -23,7 +23,13 @@ from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.model.action_parameterization import ActionParameterizationBase, make_action_parameterization
 from sample_factory.model.core import CoreInput, ModelCore, default_make_core_func
 from sample_factory.model.decoder import Decoder, default_make_decoder_func
-from sample_factory.model.encoder import ACTION_MASK_KEY, Encoder, as_dict_space, default_make_encoder_func, is_image_space
+from sample_factory.model.encoder import (
+    ACTION_MASK_KEY,
+    Encoder,
+    as_dict_space,
+    default_make_encoder_func,
+    is_image_space,
+)
 from sample_factory.model.model_factory import ModelFactory
 from sample_factory.model.model_utils import ModelModule, initialize_weights
 from sample_factory.utils.typing import ActionSpace, Config, ObsSpace
