@@ -1,25 +1,19 @@
 """Resume exactness: N steps + resume to 2N vs. 2N steps in one go (serial, sync, fixed seed).
 
-What must be equal, and is: env steps, train steps, policy version and the normalisers' sample counts, i.e. a
-resumed run neither loses nor repeats training data and its normalisers continue from the checkpoint instead of
-restarting. What cannot be equal: the normalisers' mean/var. A checkpoint holds the learner's state, not the
-envs' (CartPole's physics state and RNG mid-episode) nor the RNG streams of action sampling, so the resumed run
-restarts every env with a fresh episode and its second half sees different observations. A second uninterrupted
-run with torch seeded reproduces the first bit for bit, which shows nothing else differs.
+In serial synchronous mode the final checkpoint of a run also holds the sampler's state (envs mid-episode, last
+observations, RNN states, random generators; see ``sample_factory/algo/utils/sampler_state.py``), so the resumed
+run sees exactly the data the straight run saw: step counts, normaliser statistics and every weight end equal.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 import torch
 from lifecycle_helpers import TRAIN, cartpole_args
-from sf_run import run_module, run_script
+from sf_run import run_module
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SEEDED_TRAIN = os.path.join(HERE, "seeded_train.py")
 N = 8192
 SYNC_SERIAL = ("--serial_mode=True", "--async_rl=False")
 NORMALIZER = "obs_normalizer.running_mean_std.obs."
@@ -30,19 +24,19 @@ def _final_state(train_dir: Path, experiment: str) -> dict:
     return torch.load(sorted(folder.glob("checkpoint_*.pth"))[-1], weights_only=True)
 
 
-def _train(train_dir: Path, experiment: str, steps: int, seeded: bool) -> None:
+def _train(train_dir: Path, experiment: str, steps: int) -> None:
     args = cartpole_args(train_dir, experiment, steps, *SYNC_SERIAL)
-    result = run_script(SEEDED_TRAIN, args) if seeded else run_module(TRAIN, args)
+    result = run_module(TRAIN, args)
     assert result.returncode == 0, result.output[-3000:]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
     train_dir = tmp_path_factory.mktemp("resume")
-    _train(train_dir, "full", 2 * N, seeded=True)
-    _train(train_dir, "resumed", N, seeded=False)
+    _train(train_dir, "full", 2 * N)
+    _train(train_dir, "resumed", N)
     half = _final_state(train_dir, "resumed")
-    _train(train_dir, "resumed", 2 * N, seeded=False)
+    _train(train_dir, "resumed", 2 * N)
     states = {"full": _final_state(train_dir, "full"), "half": half, "resumed": _final_state(train_dir, "resumed")}
     return train_dir, states
 
@@ -62,9 +56,27 @@ def test_resumed_normalizers_continue_from_the_checkpoint(runs) -> None:
         assert states["resumed"]["model"][key].item() == states["full"]["model"][key].item() == 2 * N, key
 
 
-def test_uninterrupted_seeded_runs_are_bit_identical(runs) -> None:
+def test_resumed_normalizer_statistics_and_weights_equal_the_straight_run(runs) -> None:
+    _, states = runs
+    full, resumed = states["full"]["model"], states["resumed"]["model"]
+    for suffix in ("running_mean", "running_var"):
+        for prefix in (NORMALIZER, "returns_normalizer."):
+            assert torch.equal(resumed[prefix + suffix], full[prefix + suffix]), prefix + suffix
+    assert full.keys() == resumed.keys()
+    differing = [key for key in full if not torch.equal(full[key], resumed[key])]
+    assert not differing
+
+
+def test_half_run_checkpoint_holds_the_sampler_state(runs) -> None:
+    _, states = runs
+    sampler = states["half"]["sampler"]
+    assert sorted(sampler["workers"]) == [0, 1]  # --num_workers=2
+    assert len(sampler["workers"][0]["splits"][0]["envs"]) == 2  # 4 envs in 2 splits
+
+
+def test_uninterrupted_runs_with_the_same_seed_are_bit_identical(runs) -> None:
     train_dir, states = runs
-    _train(train_dir, "full_again", 2 * N, seeded=True)
+    _train(train_dir, "full_again", 2 * N)
     again = _final_state(train_dir, "full_again")
     for suffix in ("running_mean", "running_var"):
         assert torch.equal(again["model"][NORMALIZER + suffix], states["full"]["model"][NORMALIZER + suffix])

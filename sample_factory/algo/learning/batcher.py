@@ -59,9 +59,11 @@ class Batcher(Component):
         self.env_steps += frames
         self._make_batches()
 
-    def on_training_done(self, batch_idx: int) -> None:
+    def on_training_done(self, batch_idx: int, release_slots: bool = True) -> None:
+        """The batch may be refilled; in sync mode its slots go back to the sampler unless ``release_slots`` is
+        False (the run is over and the sampler must stay at rest for its state to be saved)."""
         held = self.held_slots.pop(batch_idx, None)
-        if held:
+        if held and release_slots:
             self.free_slots.put_many(held)
         self.free_batches.append(batch_idx)
         self._make_batches()

@@ -31,6 +31,7 @@ from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.misc import memory_stats
+from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.torch_utils import (
     init_torch_runtime,
@@ -54,8 +55,10 @@ class LearnerWorker(Component):
         batcher: Batcher,
         weights: PolicyWeights,
         serial: bool,
+        sampler_states: SamplerStateExchange | None = None,
     ) -> None:
         super().__init__(learner_name(policy_id), router)
+        self.sampler_states = sampler_states  # exact resume (serial sync mode): see algo/utils/sampler_state.py
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
@@ -100,6 +103,8 @@ class LearnerWorker(Component):
             return
         self.learner.load_checkpoint_state(state)
         self.batcher.env_steps = int(state.get("env_steps", 0))
+        if self.sampler_states is not None:
+            self.sampler_states.offer(state.get("sampler"))
         self.best_metric = float(state.get("best_metric", -math.inf))
         log.info(
             "Policy %d resumed at train step %d, env steps %d",
@@ -153,7 +158,9 @@ class LearnerWorker(Component):
 
     def on_training_done(self, batch_idx: int, stats: dict | None) -> None:
         self.samples_trained += self.batcher.per_batch * self.cfg.rollout
-        self.batcher.on_training_done(batch_idx)
+        # exact resume: once the target is reached the sampler stays at rest, so the final checkpoint can hold it
+        at_target = self.sampler_states is not None and self.batcher.env_steps >= self.cfg.train_for_env_steps
+        self.batcher.on_training_done(batch_idx, release_slots=not at_target)
         env_steps = self.batcher.env_steps
         if stats is not None:
             stats.update(memory_stats("learner", self.learner.device))
@@ -174,6 +181,10 @@ class LearnerWorker(Component):
         state = self.learner.get_checkpoint_state()
         state["env_steps"] = self.batcher.env_steps
         state["best_metric"] = self.best_metric
+        if self.sampler_states is not None and not self.batcher.pending:
+            sampler = self.sampler_states.capture()
+            if sampler is not None:
+                state["sampler"] = sampler
         return state
 
     def save(self) -> None:

@@ -17,6 +17,7 @@ from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, learner_name, rollout_worker_name
@@ -33,6 +34,8 @@ class SharedState:
     free_slots: Any
     weights: list[PolicyWeights]
     serial: bool
+    # exact resume in serial sync mode (an in-process object; None in parallel mode)
+    sampler_states: SamplerStateExchange | None = None
 
 
 @dataclass
@@ -46,7 +49,7 @@ class LoopSpec:
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    return [RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.free_slots)]
+    return [RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.free_slots, s.sampler_states)]
 
 
 def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
@@ -55,7 +58,8 @@ def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedSt
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
     batcher = Batcher(s.cfg, s.env_info, policy_id, router, s.traj, s.free_slots)
-    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batcher, s.weights[policy_id], s.serial)
+    weights = s.weights[policy_id]
+    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batcher, weights, s.serial, s.sampler_states)
     return [batcher, learner]
 
 

@@ -6,6 +6,7 @@ import multiprocessing
 
 from sample_factory.algo.runners.components import SharedState
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
+from sample_factory.algo.utils.sampler_state import SamplerStateExchange, exact_resume_supported
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     allocate_trajectories,
@@ -35,7 +36,9 @@ def make_shared_state(cfg: Config, env_info: EnvInfo, serial: bool) -> SharedSta
     lock_ctx = _NoLock if serial else multiprocessing.get_context("spawn").Lock
     model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
     weights = [PolicyWeights(model.state_dict(), lock_ctx()) for _ in range(cfg.num_policies)]
-    return SharedState(cfg, env_info, traj, make_free_slot_queue(serial, num_slots), weights, serial)
+    sampler_states = SamplerStateExchange() if serial and exact_resume_supported(cfg) else None
+    free_slots = make_free_slot_queue(serial, num_slots)
+    return SharedState(cfg, env_info, traj, free_slots, weights, serial, sampler_states)
 
 
 class _NoLock:
