@@ -11,14 +11,23 @@ episodes to start are the sample: whether an episode is included is decided befo
 cannot influence that decision; episodes in progress when the budget is used up are run to their end, and
 episodes started afterwards are ignored. ``--max_num_frames`` is a safety cap: if it cuts the run short, the
 unfinished episodes are dropped with a warning.
+
+Command line, for an experiment of any env family (the experiment's config.json supplies the rest)::
+
+    python -m sample_factory.eval --env=CartPole-v1 --experiment=cartpole --max_num_episodes=200
+    python -m sample_factory.eval --env=my_env --registration_func=my_pkg.envs:register_envs --experiment=...
 """
 
 from __future__ import annotations
 
 import csv
+import importlib
+import importlib.util
 import os
+import sys
 import time
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -29,10 +38,15 @@ from sample_factory.algo.sampling.env_runner import make_action_converter
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
-from sample_factory.cfg.arguments import load_from_checkpoint
+from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
 from sample_factory.enjoy import NoCheckpointError, load_policy, obs_to_tensors, policy_step
 from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.envs.env_utils import (
+    MissingDependencyError,
+    UnknownEnvError,
+    add_registration_func_arg,
+    register_with_func,
+)
 from sample_factory.model.actor_critic import ActorCritic
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
@@ -279,3 +293,55 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
     path = write_results(cfg, tracker.records)
     log.info("%s; per-episode results in %s", summarize(tracker.records, frames, time.monotonic() - started), path)
     return status
+
+
+# ---- command line ----------------------------------------------------------------------------------------------
+
+
+def _example_families() -> ModuleType | None:
+    """``sf_examples.families`` when the examples are importable (a source checkout); the library works without."""
+    if importlib.util.find_spec("sf_examples") is None:
+        return None
+    return importlib.import_module("sf_examples.families")
+
+
+def parse_eval_args(argv: list[str] | None, families: ModuleType | None) -> Config:
+    """Evaluation flags, ``--registration_func``, then the ``--env`` family's flags and defaults (as in training)."""
+    parser, _ = parse_sf_args(argv, evaluation=True)
+    add_registration_func_arg(parser)
+    partial_cfg, _ = parser.parse_known_args(argv)
+    if families is not None and partial_cfg.env is not None:
+        custom = bool(partial_cfg.registration_func)
+        families.add_family_args(parser, partial_cfg.env, evaluation=True, custom_registration=custom)
+    return parse_full_cfg(parser, argv)
+
+
+def register_eval_env(cfg: Config, families: ModuleType | None) -> None:
+    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's example family."""
+    if cfg.env is None:
+        raise UnknownEnvError("--env is required: the env the experiment was trained on, e.g. --env=CartPole-v1")
+    if cfg.registration_func:
+        register_with_func(cfg.registration_func, cfg.env)
+    elif families is not None:
+        families.register_family_env(cfg.env)
+    else:
+        raise UnknownEnvError(
+            f"--env={cfg.env} is not registered and the sf_examples env families are not importable: pass "
+            f"--registration_func=module:function naming the function that registers it"
+        )
+
+
+def main(argv: list[str] | None = None) -> StatusCode:
+    """``python -m sample_factory.eval``: register the env, then :func:`do_eval`; exit status 1 on any setup error."""
+    families = _example_families()
+    cfg = parse_eval_args(argv, families)
+    try:
+        register_eval_env(cfg, families)
+    except (UnknownEnvError, MissingDependencyError) as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE
+    return do_eval(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

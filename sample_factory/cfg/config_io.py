@@ -49,9 +49,10 @@ def read_saved_config(path: str) -> AttrDict:
 
 
 def _missing_config_message(cfg: Config, path: str) -> str:
+    train_script = getattr(cfg, "train_script", None) or "sf_examples.train_gym_env"  # set by the env's family
     return (
         f"no saved configuration {path}: the experiment folder {experiment_dir(cfg, mkdir=False)} has not been "
-        f"trained yet. Train it first (e.g. python -m sf_examples.train_gym_env --env={cfg.env} "
+        f"trained yet. Train it first (e.g. python -m {train_script} --env={cfg.env} "
         f"--experiment={cfg.experiment} --train_dir={cfg.train_dir}) or pass the --train_dir and --experiment "
         "of an existing run"
     )

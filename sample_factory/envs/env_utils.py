@@ -7,7 +7,9 @@ Training code never imports an env directly: it asks the registry for the functi
 
 from __future__ import annotations
 
+import argparse
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -65,6 +67,53 @@ def unknown_env_message(env_name: str, registered: list[str]) -> str:
         f"custom envs are added with `sample_factory.envs.env_utils.register_env(name, make_env_func)` "
         f"before training starts."
     )
+
+
+def add_registration_func_arg(parser: argparse.ArgumentParser) -> None:
+    """``--registration_func``: how a generic tool learns about envs it cannot know by name (outside the examples)."""
+    parser.add_argument(
+        "--registration_func",
+        type=str,
+        default=None,
+        help="module:function called with no arguments before --env is created, for envs that neither Gymnasium nor "
+        "the example families know; it registers the env (and any custom model), e.g. my_pkg.envs:register_envs.",
+    )
+
+
+def resolve_registration_func(spec: str) -> Callable[[], Any]:
+    """The function named by ``--registration_func=module:function``; UnknownEnvError says what is wrong with it."""
+    module_name, _, func_name = spec.rpartition(":")
+    if not module_name or not func_name:
+        raise UnknownEnvError(
+            f"--registration_func={spec} must look like module:function, e.g. my_pkg.envs:register_envs"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownEnvError(
+            f"--registration_func={spec}: cannot import module {module_name!r} ({exc}); fix the module path before "
+            f"':' or install the package that provides it"
+        ) from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise UnknownEnvError(
+            f"--registration_func={spec}: module {module_name!r} has no function {func_name!r}; fix the name after ':'"
+        )
+    return func
+
+
+def register_with_func(spec: str, env_name: str) -> None:
+    """Call ``--registration_func`` and check that it registered ``env_name``.
+
+    Checking here makes a wrong function fail at once with a clear message, not later inside a worker process.
+    """
+    resolve_registration_func(spec)()
+    if env_name not in global_env_registry():
+        registered = ", ".join(sorted(global_env_registry())) or "(none)"
+        raise UnknownEnvError(
+            f"--registration_func={spec} did not register --env={env_name} (registered envs: {registered}); pass "
+            f"the function that registers it or fix --env"
+        )
 
 
 def require_optional_module(module_name: str, extra: str, what: str) -> ModuleType:

@@ -8,21 +8,20 @@ with the same ``--num_workers`` and ``--num_envs_per_worker``. If training is fa
 the learner or inference; if this number is already low, the env is. Frames are counted frameskip-aware: each
 agent step counts ``info["num_frames"]`` frames, or ``--env_frameskip`` when the env does not say.
 
-``--env`` is a Gymnasium id (or ``module:EnvId``), one of this repository's example envs, or any env that
+``--env`` is a Gymnasium id (or ``module:EnvId``), an env of one of this repository's example families (whose flags
+and defaults then apply, e.g. ``--env_frameskip=4`` for ``doom_*``; see ``sf_examples/families.py``), or any env that
 ``--registration_func=module:function`` registers.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import multiprocessing
 import queue
 import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,18 +33,16 @@ from sample_factory.algo.utils.env_info import is_multiagent_env
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.create_env import create_env, make_env_config
-from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.envs.env_utils import (
+    MissingDependencyError,
+    UnknownEnvError,
+    add_registration_func_arg,
+    register_with_func,
+)
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, StatusCode
+from sf_examples.families import add_family_args, register_family_env
 
-# example env name -> (module, function adding its flags, function registering it)
-_CUSTOM_ENV_MODULE = "sf_examples.train_custom_env_custom_model"
-_MULTI_ENV_MODULE = "sf_examples.train_custom_multi_env"
-EXAMPLE_ENVS: dict[str, tuple[str, str, str]] = {
-    "my_custom_env_v1": (_CUSTOM_ENV_MODULE, "add_custom_env_args", "register_custom_components"),
-    "my_custom_multi_env_v1": (_MULTI_ENV_MODULE, "add_multi_env_args", "register_multi_env_components"),
-    "batched_cartpole": ("sf_examples.batched_cartpole", "add_batched_cartpole_args", "register_batched_cartpole"),
-}
 START_TIMEOUT_S = 120.0  # creating envs can be slow (simulators), but a worker stuck this long is broken
 JOIN_TIMEOUT_S = 10.0
 
@@ -65,44 +62,27 @@ class WorkerResult:
 def add_throughput_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Random-policy throughput", "Flags of the random-policy sampler.")
     group.add_argument("--seconds", type=float, default=10.0, help="How long every worker steps its envs.")
-    group.add_argument(
-        "--registration_func",
-        type=str,
-        default=None,
-        help="module:function to call (no arguments) to register --env when it is not a Gymnasium id or an example.",
-    )
-
-
-def _import_attr(module: str, name: str) -> Callable:
-    return getattr(importlib.import_module(module), name)
+    add_registration_func_arg(parser)
 
 
 def parse_throughput_args(argv: list[str] | None = None) -> Config:
-    """Standard flags, the example env's own flags when ``--env`` names one, then this tool's flags."""
-    parser, partial_cfg = parse_sf_args(argv=argv)
+    """Standard flags, this tool's flags, then the flags and defaults of the ``--env`` family (as in training)."""
+    parser, _ = parse_sf_args(argv=argv)
     add_throughput_args(parser)
-    if partial_cfg.env in EXAMPLE_ENVS:
-        module, add_args, _ = EXAMPLE_ENVS[partial_cfg.env]
-        _import_attr(module, add_args)(parser)
+    partial_cfg, _ = parser.parse_known_args(argv)
+    if partial_cfg.env is not None:
+        add_family_args(parser, partial_cfg.env, custom_registration=bool(partial_cfg.registration_func))
     return parse_full_cfg(parser, argv)
 
 
 def register_env_for(cfg: Config) -> None:
-    """Make ``--env`` creatable: an explicit registration function, an example env, or a Gymnasium id."""
+    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's example family."""
     if cfg.env is None:
         raise UnknownEnvError("--env is required, e.g. --env=CartPole-v1")
     if cfg.registration_func:
-        module, _, func = cfg.registration_func.rpartition(":")
-        if not module:
-            raise UnknownEnvError(f"--registration_func={cfg.registration_func} must look like module:function")
-        _import_attr(module, func)()
-    elif cfg.env in EXAMPLE_ENVS:
-        module, _, register = EXAMPLE_ENVS[cfg.env]
-        _import_attr(module, register)()
+        register_with_func(cfg.registration_func, cfg.env)
     else:
-        from sf_examples.gym.gym_utils import register_gym_env
-
-        register_gym_env(cfg.env)
+        register_family_env(cfg.env)
 
 
 # ---- worker process --------------------------------------------------------------------------------------------

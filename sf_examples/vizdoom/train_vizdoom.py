@@ -41,7 +41,7 @@ def register_vizdoom_models() -> None:
 
 
 def register_vizdoom_components() -> None:
-    """Envs and encoder; also the ``--registration_func`` of the random-policy throughput tool."""
+    """Envs and encoder; generic tools (eval, the throughput tool) call it through ``sf_examples.families``."""
     register_vizdoom_envs()
     register_vizdoom_models()
 

@@ -17,6 +17,7 @@ from sample_factory.envs.env_utils import (
     find_wrapper_interface,
     get_make_env_func,
     register_env,
+    register_with_func,
     require_optional_module,
 )
 from sample_factory.utils.utils import log
@@ -89,6 +90,30 @@ class ShapedEnv(ScriptedEnv, RewardShapingInterface, TrainingInfoInterface):
 
     def set_reward_shaping(self, reward_shaping, agent_idx):
         self.shaping = reward_shaping
+
+
+def register_env_a() -> None:
+    """A ``--registration_func`` target for the tests below."""
+    register_env("env_a", make_a)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("register_env_a", "must look like module:function"),
+        ("no_such_module_xyz:register", "cannot import module 'no_such_module_xyz'"),
+        (f"{__name__}:no_such_function", "has no function 'no_such_function'"),
+        (f"{__name__}:register_env_a", "did not register --env=env_b"),
+    ],
+)
+def test_bad_registration_func_says_what_to_fix(spec: str, message: str) -> None:
+    with pytest.raises(UnknownEnvError, match=message):
+        register_with_func(spec, "env_b")
+
+
+def test_registration_func_registers_env() -> None:
+    register_with_func(f"{__name__}:register_env_a", "env_a")
+    assert get_make_env_func("env_a") is make_a
 
 
 def test_interfaces_found_through_wrapper_chain():

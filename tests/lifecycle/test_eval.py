@@ -1,4 +1,5 @@
-"""``do_eval``: many envs at once, exactly N whole episodes, one CSV row per episode, no short-episode bias."""
+"""``do_eval`` and ``python -m sample_factory.eval``: many envs at once, exactly N whole episodes, one CSV row per
+episode, no short-episode bias."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from lifecycle_helpers import captured_log, eval_cfg, fake_experiment
+from sf_run import run_module
 
 from sample_factory.eval import EVAL_RESULTS_FILE, ActorTracker, EpisodeBudget, do_eval
 from sf_examples.gym.gym_utils import register_gym_env
@@ -71,3 +74,28 @@ def test_eval_without_experiment_fails_cleanly(tmp_path: Path) -> None:
     with captured_log() as logs:
         assert do_eval(eval_cfg("CartPole-v1", tmp_path, "missing")) == 1
     assert "config.json" in logs.text()
+
+
+@pytest.mark.parametrize("module", ["sample_factory.eval", "sf_examples.eval_gym_env"])
+def test_eval_command_writes_one_row_per_episode(tmp_path: Path, module: str) -> None:
+    env = gym.make("CartPole-v1")
+    fake_experiment(tmp_path, "cp", "CartPole-v1", env.observation_space, env.action_space)
+    args = ["--env=CartPole-v1", f"--train_dir={tmp_path}", "--experiment=cp", "--max_num_episodes=7"]
+    result = run_module(module, args, timeout=60)
+    assert result.returncode == 0, result.explain()
+    assert sorted(int(r["episode"]) for r in _rows(tmp_path, "cp")) == list(range(7))
+
+
+def test_eval_command_bad_registration_func_fails_in_one_line(tmp_path: Path) -> None:
+    args = ["--env=my_env_v0", "--registration_func=my_envs.register", f"--train_dir={tmp_path}", "--experiment=x"]
+    result = run_module("sample_factory.eval", args, timeout=60)
+    assert result.returncode == 1, result.explain()
+    errors = [line for line in result.output.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "--registration_func=my_envs.register must look like module:function" in errors[0]
+    assert "Traceback" not in result.output
+
+
+def test_eval_command_unknown_env_fails_with_suggestion(tmp_path: Path) -> None:
+    result = run_module("sample_factory.eval", ["--env=CartPol-v1", f"--train_dir={tmp_path}", "--experiment=x"])
+    assert result.returncode == 1, result.explain()
+    assert "Did you mean: CartPole-v1" in result.output and "Traceback" not in result.output
