@@ -38,9 +38,11 @@ def _encode(value: Any, where: str) -> Any:
     if isinstance(value, _PLAIN_SCALARS):
         return value
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise _Unsupported(where)
-        return {_KIND: "ndarray", "data": torch.from_numpy(np.array(value, copy=True)), "dtype": value.dtype.str}
+        try:  # numeric and bool arrays; strings or objects have no tensor form
+            data = torch.from_numpy(np.array(value, copy=True))
+        except TypeError:
+            raise _Unsupported(f"{where} (array of {value.dtype})") from None
+        return {_KIND: "ndarray", "data": data, "dtype": value.dtype.str}
     if isinstance(value, np.random.Generator):
         return {_KIND: "generator", "state": value.bit_generator.state}
     if isinstance(value, np.random.RandomState):
@@ -89,8 +91,8 @@ def _is_configuration(name: str, value: Any) -> bool:
 def _chain(env: Any) -> list[Any]:
     """The env and every env it wraps, outermost first."""
     chain = [env]
-    while isinstance(getattr(chain[-1], "env", None), gym.Env) or hasattr(getattr(chain[-1], "env", None), "step"):
-        chain.append(chain[-1].env)
+    while hasattr(inner := getattr(chain[-1], "env", None), "step"):
+        chain.append(inner)
     return chain
 
 

@@ -88,6 +88,14 @@ def test_env_with_unsavable_attribute_is_refused_with_the_reason() -> None:
     assert "_SimulatorHandleEnv.handle" in reason and "get_state()/set_state()" in reason
 
 
+def test_array_without_a_tensor_form_is_refused() -> None:
+    env = _SimulatorHandleEnv()
+    del env.handle
+    env.names = np.array(["left", "right"])
+    state, reason = capture_env_state(env)
+    assert state is None and "_SimulatorHandleEnv.names" in reason
+
+
 def test_env_methods_take_precedence_even_under_wrappers() -> None:
     env = gym.wrappers.TimeLimit(_OwnStateEnv(), max_episode_steps=10)
     env.unwrapped.t = 7
