@@ -80,3 +80,14 @@ def test_uninterrupted_runs_with_the_same_seed_are_bit_identical(runs) -> None:
     again = _final_state(train_dir, "full_again")
     for suffix in ("running_mean", "running_var"):
         assert torch.equal(again["model"][NORMALIZER + suffix], states["full"]["model"][NORMALIZER + suffix])
+
+
+def test_saved_sampler_state_that_does_not_fit_is_skipped_with_a_warning(runs) -> None:
+    # the user resumes with fewer envs per worker: the saved env states cannot be placed, the run goes on anyway
+    train_dir, _ = runs
+    _train(train_dir, "relayout", N)
+    args = cartpole_args(train_dir, "relayout", 2 * N, *SYNC_SERIAL, "--num_envs_per_worker=2")
+    result = run_module(TRAIN, args)
+    assert result.returncode == 0, result.output[-3000:]
+    assert "the saved sampler state does not fit this run (2 envs saved in split 0, 1 now)" in result.output
+    assert _final_state(train_dir, "relayout")["env_steps"] == 2 * N
