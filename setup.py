@@ -13,6 +13,7 @@ core_requirements = [
     "tensorboardX>=2.6",
     "psutil>=5.9",
     "threadpoolctl>=3.1",
+    "setproctitle>=1.3",
 ]
 
 extras = {
@@ -37,6 +38,9 @@ setup(
     install_requires=core_requirements,
     extras_require=extras,
     include_package_data=True,
+    # how generic tools (python -m sample_factory.eval) learn the example env families without the library
+    # importing sf_examples: see sample_factory/envs/env_families.py
+    entry_points={"sample_factory.env_families": ["sf_examples = sf_examples.families:register_example_families"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "License :: OSI Approved :: MIT License",

@@ -21,13 +21,10 @@ Command line, for an experiment of any env family (the experiment's config.json 
 from __future__ import annotations
 
 import csv
-import importlib
-import importlib.util
 import os
 import sys
 import time
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -41,6 +38,7 @@ from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
 from sample_factory.enjoy import NoCheckpointError, load_policy, obs_to_tensors, policy_step
 from sample_factory.envs.create_env import create_env
+from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
@@ -298,45 +296,39 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
 # ---- command line ----------------------------------------------------------------------------------------------
 
 
-def _example_families() -> ModuleType | None:
-    """``sf_examples.families`` when the examples are importable (a source checkout); the library works without."""
-    if importlib.util.find_spec("sf_examples") is None:
-        return None
-    return importlib.import_module("sf_examples.families")
-
-
-def parse_eval_args(argv: list[str] | None, families: ModuleType | None) -> Config:
+def parse_eval_args(argv: list[str] | None) -> Config:
     """Evaluation flags, ``--registration_func``, then the ``--env`` family's flags and defaults (as in training)."""
     parser, _ = parse_sf_args(argv, evaluation=True)
     add_registration_func_arg(parser)
     partial_cfg, _ = parser.parse_known_args(argv)
-    if families is not None and partial_cfg.env is not None:
+    if partial_cfg.env is not None:
         custom = bool(partial_cfg.registration_func)
-        families.add_family_args(parser, partial_cfg.env, evaluation=True, custom_registration=custom)
+        add_family_args(parser, partial_cfg.env, evaluation=True, custom_registration=custom)
     return parse_full_cfg(parser, argv)
 
 
-def register_eval_env(cfg: Config, families: ModuleType | None) -> None:
-    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's example family."""
+def register_eval_env(cfg: Config) -> None:
+    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's family."""
     if cfg.env is None:
         raise UnknownEnvError("--env is required: the env the experiment was trained on, e.g. --env=CartPole-v1")
     if cfg.registration_func:
         register_with_func(cfg.registration_func, cfg.env)
-    elif families is not None:
-        families.register_family_env(cfg.env)
+    elif family_of(cfg.env) is not None:
+        register_family_env(cfg.env)
     else:
         raise UnknownEnvError(
-            f"--env={cfg.env} is not registered and the sf_examples env families are not importable: pass "
-            f"--registration_func=module:function naming the function that registers it"
+            f"--env={cfg.env} is not registered and no installed env family owns it: pass "
+            f"--registration_func=module:function naming the function that registers it (or install the package "
+            f"that provides its family)"
         )
 
 
 def main(argv: list[str] | None = None) -> StatusCode:
     """``python -m sample_factory.eval``: register the env, then :func:`do_eval`; exit status 1 on any setup error."""
-    families = _example_families()
-    cfg = parse_eval_args(argv, families)
+    discover_env_families()
+    cfg = parse_eval_args(argv)
     try:
-        register_eval_env(cfg, families)
+        register_eval_env(cfg)
     except (UnknownEnvError, MissingDependencyError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE

@@ -109,3 +109,27 @@ def _overwrite(cfg: Config) -> Config:
         log.warning("--restart_behavior=overwrite: deleting the existing experiment %s and all its files", folder)
         shutil.rmtree(folder)
     return cfg
+
+
+def already_finished(cfg: Config) -> bool:
+    """A resumed experiment whose ``done`` marker already covers ``--train_for_env_steps`` has nothing to do.
+
+    A marker below the target is removed (the target was raised: training continues).
+    """
+    marker = os.path.join(experiment_dir(cfg, mkdir=False), "done")
+    if cfg.restart_behavior != "resume" or not os.path.isfile(marker):
+        return False
+    with open(marker) as f:
+        text = f.read().strip()
+    done_steps = int(text) if text.isdigit() else 0
+    if done_steps < cfg.train_for_env_steps:
+        os.remove(marker)
+        return False
+    log.info(
+        "Experiment %s already finished (%d env steps >= --train_for_env_steps=%d). Raise --train_for_env_steps to "
+        "continue it, or pass --restart_behavior=restart to start a new one (the old folder is moved aside).",
+        experiment_dir(cfg, mkdir=False),
+        done_steps,
+        cfg.train_for_env_steps,
+    )
+    return True

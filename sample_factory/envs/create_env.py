@@ -27,6 +27,10 @@ def create_env(
 
     ``env_config`` is None when the env is created outside a rollout worker (e.g. to read its spaces);
     it is passed through as is so make functions can tell the two cases apart.
+
+    The make function is called positionally, ``make_env_func(full_env_name, cfg, env_config, render_mode)``:
+    user factories name these parameters as they like (``_cfg``, ``_env_config`` are common in Sample Factory 2
+    scripts), so keyword arguments would break them.
     """
     make_env_func = get_make_env_func(full_env_name)
-    return make_env_func(full_env_name, cfg=cfg, env_config=env_config, render_mode=render_mode)
+    return make_env_func(full_env_name, cfg, env_config, render_mode)

@@ -31,6 +31,25 @@ def test_create_env_passes_arguments_through():
     assert calls[0][2] is env_config
 
 
+def test_factory_with_renamed_parameters_gets_every_argument_positionally():
+    """Sample Factory 2 scripts name their factory parameters ``_cfg`` / ``_env_config``: keywords would break them."""
+    calls = []
+
+    def make_env(full_env_name, _cfg=None, _env_config=None, render_mode=None):
+        calls.append((full_env_name, _cfg, _env_config, render_mode))
+        return "env"
+
+    register_env("renamed", make_env)
+    cfg, env_config = AttrDict(seed=3), make_env_config(1, 0, 7)
+    assert create_env("renamed", cfg=cfg, env_config=env_config, render_mode="human") == "env"
+    assert calls == [("renamed", cfg, env_config, "human")]
+
+
+def test_factory_without_keyword_names_at_all():
+    register_env("positional_only", lambda name, c, e, r, /: (name, c, e, r))
+    assert create_env("positional_only", cfg="c", env_config="e") == ("positional_only", "c", "e", None)
+
+
 def test_create_env_defaults_to_none():
     calls = []
     register_env("recorder", lambda name, cfg=None, env_config=None, render_mode=None: calls.append(env_config))

@@ -164,7 +164,7 @@ class LearnerWorker(Component):
         env_steps = self.batcher.env_steps
         if stats is not None:
             stats.update(memory_stats("learner", self.learner.device))
-        self.send(RUNNER, "on_train_stats", self.policy_id, stats, env_steps)
+        self.send(RUNNER, "on_train_stats", self.policy_id, stats, env_steps, True)
         if self._checkpoint_due() or self._milestone_due():
             self.save()
 

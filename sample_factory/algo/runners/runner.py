@@ -1,9 +1,17 @@
-"""Runner: the main process's component. Starts everything, reports, decides when to stop.
+"""Runner: the object a training script drives, and the main process's component that reports and stops.
 
-The parallel and serial runners differ only in where the other components
-live (own processes vs. this loop); both build them with the same code in
-:mod:`sample_factory.algo.runners.components` and wire them by name
-(:mod:`sample_factory.algo.utils.wiring`).
+Two classes, because they live in different places:
+
+- :class:`Runner` is what ``make_runner(cfg)`` returns (``init()``, ``run()``). User code extends training
+  through it without subclassing anything: ``register_observer(AlgoObserver)`` for hooks at fixed moments of
+  the run, ``register_episodic_stats_handler(fn)`` for every finished episode. The parallel and serial
+  runners subclass it and differ only in where the other components live (own processes vs. this loop).
+- :class:`RunnerComponent` is the runner's part on the main event loop: statistics, status lines,
+  summaries, stop conditions. It calls the observers back through its owning :class:`Runner`, so hooks run
+  in the main process in both modes and see the same object the user registered them on.
+
+Both runners build the other components with the same code in
+:mod:`sample_factory.algo.runners.components` and wire them by name (:mod:`sample_factory.algo.utils.wiring`).
 """
 
 from __future__ import annotations
@@ -12,6 +20,9 @@ import math
 import os
 import signal
 import time
+import traceback
+from collections import deque
+from collections.abc import Callable
 
 from sample_factory.algo.learning.checkpoints import best_metric_value
 from sample_factory.algo.runners.stats import (
@@ -28,8 +39,9 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
 from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
-from sample_factory.utils.logging_setup import log
-from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.cfg.experiment_files import already_finished, save_config
+from sample_factory.utils.logging_setup import init_file_logger, log
+from sample_factory.utils.typing import Config, PolicyID, StatusCode
 from sample_factory.utils.utils import experiment_dir, summaries_dir
 from sample_factory.utils.wandb_utils import WandbLogger, init_wandb
 
@@ -39,11 +51,149 @@ STOP_TIMEOUT = 20.0
 BENCHMARK_ENV_STEPS = 1_000_000
 
 
-class Runner(Component):
-    """Base runner: stats, summaries, stop conditions, orderly shutdown."""
+class AlgoObserver:
+    """Hooks into a training run; subclass it and override the moments you need (each is a no-op here).
 
-    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router) -> None:
+    Every hook runs in the main process, on the runner's event loop, and receives the :class:`Runner` the
+    observer was registered on. A hook that raises stops the run with FAILURE (its traceback is logged).
+    """
+
+    def on_init(self, runner: Runner) -> None:
+        """Start of ``runner.init()``: the config is final, no component or process exists yet."""
+
+    def on_connect_components(self, runner: Runner) -> None:
+        """Every component is built and wired (``runner.env_info`` is known), no process has started yet."""
+
+    def on_start(self, runner: Runner) -> None:
+        """Start of ``runner.run()``: worker processes are up (parallel mode), sampling is about to begin."""
+
+    def on_training_step(self, runner: Runner, training_iteration_since_resume: int) -> None:
+        """After each training step of any policy; the count starts at 1 in every (resumed) run."""
+
+    def extra_summaries(self, runner: Runner, policy_id: PolicyID, env_steps: int, writer) -> None:
+        """When the runner writes a policy's summaries: add scalars with ``writer.add_scalar(tag, value, env_steps)``.
+
+        ``writer`` is that policy's tensorboardX ``SummaryWriter`` (``.summary/{policy_id}``).
+        """
+
+    def on_stop(self, runner: Runner) -> None:
+        """The run is ending (target reached, interrupt or failure), before the summary writers are closed."""
+
+
+# handler(runner, msg, policy_id); msg = {"episodic": {"reward", "len", "true_objective", "episode_extra_stats"},
+# "policy_id": policy_id}
+EpisodicStatsHandler = Callable[["Runner", dict, PolicyID], None]
+EPISODIC_KEY = "episodic"
+
+
+class Runner:
+    """A training run: ``init()`` starts it, ``run()`` trains until a stop condition and returns the status.
+
+    Built by :func:`sample_factory.train.make_runner`; register observers and handlers between the two calls
+    or before ``init()``.
+    """
+
+    def __init__(self, cfg: Config, unique_name: str = "runner") -> None:
+        self.cfg = cfg
+        self.unique_name = unique_name
+        self.observers: list[AlgoObserver] = []
+        self.episodic_stats_handlers: list[EpisodicStatsHandler] = []
+        self.component: RunnerComponent | None = None  # exists from init() on
+        self.training_iteration_since_resume = 0
+        self.nothing_to_do = False
+
+    def register_observer(self, observer: AlgoObserver) -> None:
+        """Call ``observer``'s hooks at the moments :class:`AlgoObserver` describes."""
+        self.observers.append(observer)
+
+    def register_episodic_stats_handler(self, handler: EpisodicStatsHandler) -> None:
+        """Call ``handler(runner, msg, policy_id)`` for every finished episode (the main process)."""
+        if not callable(handler):
+            raise TypeError(
+                f"register_episodic_stats_handler needs a callable handler(runner, msg, policy_id), got {handler!r}"
+            )
+        self.episodic_stats_handlers.append(handler)
+
+    def init(self) -> StatusCode:
+        """Build and start every component (in parallel mode, the worker processes)."""
+        raise NotImplementedError
+
+    def run(self) -> StatusCode:
+        """Train until a stop condition; returns the ExperimentStatus code."""
+        raise NotImplementedError
+
+    def prepare_run(self) -> bool:
+        """The start of every ``init()``: log file, config.json, ``on_init``. False when there is nothing to do
+        (the experiment already reached ``--train_for_env_steps``); ``run()`` then returns SUCCESS at once."""
+        cfg = self.cfg
+        if cfg.log_to_file:
+            init_file_logger(experiment_dir(cfg))
+        if already_finished(cfg):
+            self.nothing_to_do = True
+            return False
+        save_config(cfg)
+        log.info("Experiment folder: %s", experiment_dir(cfg))
+        self.notify_observers("on_init")
+        return True
+
+    # ---------------------------------------------------------------- state observers may read
+    @property
+    def env_info(self) -> EnvInfo | None:
+        return self.component.env_info if self.component is not None else None
+
+    @property
+    def env_steps(self) -> dict[PolicyID, int]:
+        """Env steps (frames) collected so far per policy, resumed runs included."""
+        return dict(self.component.env_steps) if self.component is not None else {}
+
+    @property
+    def policy_avg_stats(self) -> dict[str, dict[PolicyID, deque]]:
+        """Recent episode values per stat and policy (``reward``, ``len``, ``true_objective``, extra stats)."""
+        if self.component is None:
+            return {}
+        out: dict[str, dict[PolicyID, deque]] = {"reward": {}, "len": {}, "true_objective": {}}
+        for p, stats in self.component.policy_stats.items():
+            out["reward"][p], out["len"][p], out["true_objective"][p] = stats.reward, stats.length, stats.true_objective
+            for key, values in stats.extra.items():
+                out.setdefault(key, {})[p] = values
+        return out
+
+    @property
+    def status(self) -> StatusCode:
+        return self.component.status if self.component is not None else ExperimentStatus.SUCCESS
+
+    # ---------------------------------------------------------------- calling user code
+    def notify_observers(self, hook: str, *args) -> None:
+        """Call ``hook(self, *args)`` on every observer; an exception names the observer and the hook."""
+        for observer in self.observers:
+            try:
+                getattr(observer, hook)(self, *args)
+            except Exception as exc:
+                raise ObserverError(f"{type(observer).__name__}.{hook} failed:\n{traceback.format_exc()}") from exc
+
+    def handle_episode(self, policy_id: PolicyID, reward: float, length: int, objective: float, extra) -> None:
+        """Hand one finished episode to every registered episodic stats handler."""
+        episode = {"reward": reward, "len": length, "true_objective": objective, "episode_extra_stats": extra or {}}
+        msg = {EPISODIC_KEY: episode, "policy_id": policy_id}
+        for handler in self.episodic_stats_handlers:
+            try:
+                handler(self, msg, policy_id)
+            except Exception as exc:
+                name = getattr(handler, "__qualname__", repr(handler))
+                raise ObserverError(f"episodic stats handler {name} failed:\n{traceback.format_exc()}") from exc
+
+
+class ObserverError(RuntimeError):
+    """User code called back by the runner (an observer hook or a stats handler) raised."""
+
+
+class RunnerComponent(Component):
+    """The runner's part on the main event loop: stats, summaries, stop conditions, orderly shutdown."""
+
+    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router, owner: Runner | None = None) -> None:
         super().__init__(RUNNER, router)
+        self.owner = owner if owner is not None else Runner(cfg)
+        self.owner.component = self
         self.cfg = cfg
         self.env_info = env_info
         self.status: StatusCode = ExperimentStatus.SUCCESS
@@ -109,15 +259,36 @@ class Runner(Component):
         self._update_env_steps(policy_id, env_steps)
 
     def on_episodes_finished(self, episodes: list) -> None:
+        handle = self.owner.handle_episode if self.owner.episodic_stats_handlers else None
         for policy_id, reward, length, objective, extra in episodes:
             self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+            if handle is not None and not self.call_user_code(handle, policy_id, reward, length, objective, extra):
+                return
 
-    def on_train_stats(self, policy_id: int, stats: dict | None, env_steps: int) -> None:
+    def on_train_stats(self, policy_id: int, stats: dict | None, env_steps: int, trained: bool = False) -> None:
+        """A learner's report; ``trained`` is True when it follows a training step (not a sampler-only count)."""
         self._update_env_steps(policy_id, env_steps)
         if stats:
             self.policy_stats[policy_id].train = stats
+        if trained:
+            self.owner.training_iteration_since_resume += 1
+            self.call_user_code(
+                self.owner.notify_observers, "on_training_step", self.owner.training_iteration_since_resume
+            )
         if self.stop_requested_at is None and self._target_reached():
             self._stop_at_target()
+
+    def call_user_code(self, func: Callable, *args) -> bool:
+        """Run an observer hook or stats handler; if it raises, stop the run with FAILURE (keeping a checkpoint)."""
+        if self.owner.observers or self.owner.episodic_stats_handlers:
+            try:
+                func(*args)
+            except ObserverError as exc:
+                log.error("%s. Stopping the run.", exc)
+                self.status = ExperimentStatus.FAILURE
+                self.request_stop(save=True)
+                return False
+        return True
 
     def on_component_error(self, name: str, tb: str) -> None:
         log.error("Component %s failed, stopping the run. Its traceback:\n%s", name, tb)
@@ -190,6 +361,7 @@ class Runner(Component):
             self.writers.scalars(p, values, step)
             if self.wandb is not None:  # lifecycle
                 self.wandb.log(p, values, step)
+            self.call_user_code(self.owner.notify_observers, "extra_summaries", p, step, self.writers.writers[p])
 
     def _check_stop_conditions(self) -> None:
         self.check_processes()
@@ -204,6 +376,7 @@ class Runner(Component):
             self.request_stop()
             return
         if self.sampling_started_at is None:
+            self._check_start_up_time()
             return
         if self._target_reached():
             self._stop_at_target()
@@ -211,6 +384,22 @@ class Runner(Component):
             log.info("Reached --train_for_seconds=%d", self.cfg.train_for_seconds)
             self._mark_done()
             self.request_stop()
+
+    def _check_start_up_time(self) -> None:
+        """Components that are not ready after ``--reset_timeout_seconds`` (a hung env reset, say) end the run."""
+        waited = time.monotonic() - self.train_started
+        if waited <= self.cfg.reset_timeout_seconds:
+            return
+        missing = sorted(set(self.component_names) - self.ready)
+        log.error(
+            "Not ready after %.0f s (--reset_timeout_seconds=%d): %s. Their envs (or models) did not finish starting; "
+            "fix the env's creation/reset, or raise --reset_timeout_seconds if it is just slow.",
+            waited,
+            self.cfg.reset_timeout_seconds,
+            ", ".join(missing),
+        )
+        self.status = ExperimentStatus.FAILURE
+        self.request_stop(save=False)
 
     def target_env_steps(self) -> int:
         if self.cfg.benchmark:
@@ -272,6 +461,7 @@ class Runner(Component):
         return name.startswith("batcher_p") and f"learner_p{name[len('batcher_p') :]}" in self.component_names
 
     def _finish(self) -> None:
+        self.call_user_code(self.owner.notify_observers, "on_stop")
         if self.writers is not None:
             self._write_summaries()
             self.writers.close()

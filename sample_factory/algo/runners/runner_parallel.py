@@ -15,7 +15,7 @@ import signal
 import time
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
-from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
@@ -41,6 +41,20 @@ def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) ->
             threadpool_limits(limits=1)
 
 
+def process_title(spec: LoopSpec, cfg: Config) -> str:
+    """What ``ps``/``top`` show for a child: its components' names and the experiment, e.g.
+    ``rollout_w3 [cartpole]`` or ``learner_p0 batcher_p0 [cartpole]``, so a busy or stuck worker is identifiable."""
+    names = sorted(spec.component_names, key=lambda n: not n.startswith("learner"))
+    return f"{' '.join(names)} [{cfg.experiment}]"
+
+
+def set_process_title(title: str) -> None:
+    """Replace this process's command line as shown by ``ps -eo args`` (and its ``comm`` name where allowed)."""
+    import setproctitle
+
+    setproctitle.setproctitle(title)
+
+
 def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, parent_pid: int) -> None:
     """Entry point of every child process: build the loop's components and run it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -51,6 +65,7 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
 
     set_global_context(sf_context)
     cfg = shared.cfg
+    set_process_title(process_title(spec, cfg))
     if cfg.log_to_file:
         init_file_logger(experiment_dir(cfg))
     worker_idx = int(spec.name[9:]) if spec.kind == "rollout" else None
@@ -69,11 +84,11 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
     loop.run()
 
 
-class ParallelRunner:
-    def __init__(self, cfg: Config, learner_specs=None) -> None:
-        self.cfg = cfg
+class ParallelRunner(Runner):
+    def __init__(self, cfg: Config, learner_specs=None, unique_name: str = "runner") -> None:
+        super().__init__(cfg, unique_name)
         self.learner_specs = learner_specs
-        self.runner: Runner | None = None
+        self.runner: RunnerComponent | None = None
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}
         self.inboxes: dict = {}
@@ -83,6 +98,8 @@ class ParallelRunner:
         from sample_factory.algo.utils.context import sf_global_context
 
         cfg = self.cfg
+        if not self.prepare_run():
+            return ExperimentStatus.SUCCESS
         env_info = obtain_env_info(cfg)
         # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
         self.shared = shared = make_shared_state(cfg, env_info, serial=False)
@@ -95,6 +112,7 @@ class ParallelRunner:
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
         self.runner.attach(loop, [n for spec in specs for n in spec.component_names])
+        self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
 
         ctx = multiprocessing.get_context("spawn")
@@ -113,7 +131,10 @@ class ParallelRunner:
         return ExperimentStatus.SUCCESS
 
     def run(self) -> StatusCode:
+        if self.nothing_to_do:
+            return ExperimentStatus.SUCCESS
         try:
+            self.runner.call_user_code(self.notify_observers, "on_start")
             status = self.runner.run_loop()
         finally:
             self._join_all()
@@ -134,12 +155,8 @@ class ParallelRunner:
             inbox.close()
 
 
-class _ParallelRunnerComponent(Runner):
-    """Adds child-process liveness checks to the base runner."""
-
-    def __init__(self, cfg: Config, env_info, router: Router, owner: ParallelRunner) -> None:
-        super().__init__(cfg, env_info, router)
-        self.owner = owner
+class _ParallelRunnerComponent(RunnerComponent):
+    """Adds child-process liveness checks to the base runner component."""
 
     def check_processes(self) -> None:
         for name, code in self.owner.dead_processes():

@@ -8,7 +8,7 @@ parallel mode.
 from __future__ import annotations
 
 from sample_factory.algo.runners.components import loop_specs
-from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
@@ -18,26 +18,32 @@ from sample_factory.utils.typing import Config, StatusCode
 LOOP = "main"
 
 
-class SerialRunner:
-    def __init__(self, cfg: Config, learner_specs=None) -> None:
-        self.cfg = cfg
+class SerialRunner(Runner):
+    def __init__(self, cfg: Config, learner_specs=None, unique_name: str = "runner") -> None:
+        super().__init__(cfg, unique_name)
         self.learner_specs = learner_specs
-        self.runner: Runner | None = None
+        self.runner: RunnerComponent | None = None
 
     def init(self) -> StatusCode:
+        if not self.prepare_run():
+            return ExperimentStatus.SUCCESS
         env_info = obtain_env_info(self.cfg)
         shared = make_shared_state(self.cfg, env_info, serial=True)
         specs = loop_specs(self.cfg, self.learner_specs)
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
-        self.runner = Runner(self.cfg, env_info, router)
+        self.runner = RunnerComponent(self.cfg, env_info, router, owner=self)
         self.runner.attach(loop, names)
         for spec in specs:
             for component in spec.build(router, shared):
                 loop.add_component(component)
+        self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
         return ExperimentStatus.SUCCESS
 
     def run(self) -> StatusCode:
+        if self.nothing_to_do:
+            return ExperimentStatus.SUCCESS
+        self.runner.call_user_code(self.notify_observers, "on_start")
         return self.runner.run_loop()
