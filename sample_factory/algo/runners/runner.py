@@ -207,6 +207,7 @@ class RunnerComponent(Component):
         self.stopped_trees: dict[str, str] = {}
         self.last_heartbeat: dict[str, float] = {}
         self.last_heartbeat_warning: dict[str, float] = {}
+        self.envs_starting_at: dict[str, float] = {}  # rollout worker -> when it began creating its envs
         self.sampling_started_at: float | None = None
         self.stop_requested_at: float | None = None
         self.finished_at: float | None = None
@@ -251,6 +252,9 @@ class RunnerComponent(Component):
             for name in self.component_names:
                 if name.startswith("rollout_w"):
                     self.send(name, "on_begin_sampling")
+
+    def on_envs_starting(self, name: str) -> None:
+        self.envs_starting_at[name] = time.monotonic()
 
     def on_heartbeat(self, name: str) -> None:
         self.last_heartbeat[name] = time.monotonic()
@@ -386,17 +390,16 @@ class RunnerComponent(Component):
             self.request_stop()
 
     def _check_start_up_time(self) -> None:
-        """Components that are not ready after ``--reset_timeout_seconds`` (a hung env reset, say) end the run."""
-        waited = time.monotonic() - self.train_started
-        if waited <= self.cfg.reset_timeout_seconds:
+        """Rollout workers whose envs are not created and reset after ``--reset_timeout_seconds`` end the run."""
+        now, limit = time.monotonic(), self.cfg.reset_timeout_seconds
+        stuck = sorted(n for n, t in self.envs_starting_at.items() if n not in self.ready and now - t > limit)
+        if not stuck:
             return
-        missing = sorted(set(self.component_names) - self.ready)
         log.error(
-            "Not ready after %.0f s (--reset_timeout_seconds=%d): %s. Their envs (or models) did not finish starting; "
+            "Not ready after --reset_timeout_seconds=%d: %s. Their envs did not finish being created and reset; "
             "fix the env's creation/reset, or raise --reset_timeout_seconds if it is just slow.",
-            waited,
-            self.cfg.reset_timeout_seconds,
-            ", ".join(missing),
+            limit,
+            ", ".join(stuck),
         )
         self.status = ExperimentStatus.FAILURE
         self.request_stop(save=False)

@@ -69,6 +69,7 @@ class RolloutWorker(Component):
 
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
+        self.send(RUNNER, "on_envs_starting", self.name)  # the runner times env creation and first reset
         try:
             self._create_envs()
         except Exception:

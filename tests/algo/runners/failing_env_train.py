@@ -27,8 +27,24 @@ def make_exploding_env(full_env_name, cfg=None, env_config=None, render_mode=Non
     return ExplodingEnv(gym.make("CartPole-v1"), fail_after)
 
 
+class HangingResetEnv(gym.Wrapper):
+    """Its first reset never finishes in time (a simulator that hangs while starting)."""
+
+    def reset(self, **kwargs):
+        import time
+
+        time.sleep(600)
+        return self.env.reset(**kwargs)
+
+
+def make_hanging_env(full_env_name, cfg=None, env_config=None, render_mode=None):
+    env = gym.make("CartPole-v1")
+    return HangingResetEnv(env) if env_config is not None and env_config.worker_index == 1 else env
+
+
 def main() -> int:
     register_env("exploding_cartpole", make_exploding_env)
+    register_env("hanging_cartpole", make_hanging_env)
     parser, _ = parse_sf_args()
     parser.set_defaults(use_rnn=False, encoder_mlp_layers=[32])
     return run_rl(parse_full_cfg(parser))

@@ -36,6 +36,26 @@ def test_env_exception_fails_run_quickly(tmp_path, serial: bool):
     assert result.seconds < 60
 
 
+def test_env_that_never_finishes_its_reset_fails_the_run(tmp_path):
+    result = run_script(
+        os.path.join(HERE, "failing_env_train.py"),
+        [
+            "--env=hanging_cartpole",
+            "--device=cpu",
+            "--num_workers=2",
+            "--num_envs_per_worker=2",
+            "--reset_timeout_seconds=3",
+            f"--train_dir={tmp_path}",
+            "--experiment=hang",
+        ],
+        timeout=120,
+    )
+    assert result.returncode == FAILURE, result.explain()
+    assert "--reset_timeout_seconds=3" in result.output and "rollout_w1" in result.output
+    assert "rollout_w0" not in result.output.split("Not ready after")[1].split("\n")[0]  # only the stuck one
+    assert result.seconds < 60
+
+
 def test_bad_config_fails_before_starting(tmp_path):
     result = run_module(
         "sf_examples.train_gym_env",
