@@ -50,9 +50,50 @@ def validate_cfg(cfg: Config) -> None:
     if not problems:  # divisibility checks would divide by zero on the values rejected above
         problems += _divisibility_problems(cfg)
     problems += _experiment_dir_problems(cfg)
+    problems += unavailable_feature_problems(cfg)
     if problems:
         raise ConfigError(problems[0] if len(problems) == 1 else "invalid configuration:\n  " + "\n  ".join(problems))
     _fall_back_to_cpu_if_no_cuda(cfg)
+    _warn_about_flags_without_effect(cfg)
+
+
+# Parameters of --with_pbt: they only take effect when population-based training runs.
+PBT_TUNING_FLAGS = (
+    "pbt_period_env_steps",
+    "pbt_start_mutation",
+    "pbt_replace_fraction",
+    "pbt_mutation_rate",
+    "pbt_replace_reward_gap",
+    "pbt_replace_reward_gap_absolute",
+    "pbt_optimize_gamma",
+    "pbt_target_objective",
+    "pbt_perturb_min",
+    "pbt_perturb_max",
+)
+
+
+def unavailable_feature_problems(cfg: Config) -> list[str]:
+    """Flags that ask for a feature this version does not have yet: refused rather than silently ignored."""
+    problems = []
+    if getattr(cfg, "with_pbt", False):
+        problems.append(
+            "--with_pbt=True: population-based training is not available in this version yet. Remove the flag; to "
+            "train several policies side by side without PBT use --num_policies=N"
+        )
+    if getattr(cfg, "push_to_hub", False):
+        problems.append(
+            "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet. Remove the flag "
+            "and copy the experiment folder (config.json and checkpoint_p0/) by hand"
+        )
+    return problems
+
+
+def _warn_about_flags_without_effect(cfg: Config) -> None:
+    """PBT parameters typed without ``--with_pbt`` do nothing: say so instead of letting the user believe otherwise."""
+    explicit = getattr(cfg, "cli_args", None) or {}
+    idle = [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
+    if idle:
+        log.warning("%s only take effect with --with_pbt=True, which is off: they are ignored", ", ".join(idle))
 
 
 def _range_problems(cfg: Config) -> list[str]:

@@ -123,3 +123,35 @@ def test_gpu_with_cuda_is_kept(cfg, sf_log, monkeypatch) -> None:
 
 def test_config_error_is_a_value_error() -> None:
     assert issubclass(ConfigError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("with_pbt", "--with_pbt=True: population-based training is not available in this version yet"),
+        ("push_to_hub", "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet"),
+    ],
+)
+def test_features_not_built_yet_are_refused_not_ignored(cfg, flag: str, message: str) -> None:
+    setattr(cfg, flag, True)
+    with pytest.raises(ConfigError, match=message):
+        validate_cfg(cfg)
+
+
+def test_pbt_parameters_without_pbt_are_reported(cfg, caplog) -> None:
+    cfg.cli_args = {"pbt_mutation_rate": 0.3, "learning_rate": 1e-3}
+    with caplog.at_level(logging.WARNING):
+        validate_cfg(cfg)
+    assert "--pbt_mutation_rate only take effect with --with_pbt=True" in caplog.text
+    assert "learning_rate" not in caplog.text
+
+
+def test_with_pbt_is_refused_from_the_command_line(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    argv = ["-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--with_pbt=True", f"--train_dir={tmp_path}"]
+    result = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "--with_pbt=True: population-based training is not available" in result.stdout + result.stderr
+    assert not any(tmp_path.iterdir())  # refused before anything was created
