@@ -34,7 +34,7 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
-from sample_factory.envs.create_env import create_env
+from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
@@ -80,8 +80,7 @@ def enjoy(cfg: Config) -> tuple[StatusCode, float]:
 
 def _enjoy_loaded(cfg: AttrDict) -> tuple[StatusCode, float]:
     action_repeat = _apply_eval_frameskip(cfg)
-    env_config = AttrDict(worker_index=0, vector_index=0, env_id=0)
-    env = create_env(cfg.env, cfg=cfg, env_config=env_config, render_mode=render_mode_for(cfg))
+    env = make_env(cfg, render_mode_for(cfg))
     video = VideoRecorder.for_cfg(cfg, env)
     results = EnjoyResults()
     status = ExperimentStatus.SUCCESS
@@ -100,6 +99,16 @@ def _enjoy_loaded(cfg: AttrDict) -> tuple[StatusCode, float]:
 
 
 # ---- configuration ---------------------------------------------------------------------------------------------
+
+
+def make_env(cfg: Config, render_mode: str | None = None) -> Any:
+    """The one env that ``enjoy`` (and ONNX export) evaluates on: ``--env`` made from ``cfg`` as instance 0.
+
+    It is the env as its registered make function returns it (Gymnasium API, multi-agent envs included), with
+    ``render_mode`` passed through: ``None`` (no rendering), ``"human"`` (a window) or ``"rgb_array"`` (frames
+    from ``render()``); ``render_mode_for(cfg)`` picks the one ``enjoy`` uses. Call ``close()`` when done.
+    """
+    return create_env(cfg.env, cfg=cfg, env_config=make_env_config(0, 0, 0), render_mode=render_mode)
 
 
 def render_mode_for(cfg: Config) -> str | None:

@@ -20,9 +20,11 @@ from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
 from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, calc_num_actions
+from sample_factory.algo.utils.model_sharing import ParameterServer
 from sample_factory.algo.utils.rl_utils import vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
 
 OBS_DIM = 4
@@ -56,12 +58,15 @@ def make_cfg(**overrides):
     return cfg
 
 
-def make_learner(cfg, action_space: gym.Space = DISCRETE, seed: int = 0) -> Learner:
-    torch.manual_seed(seed)
-    env_info = types.SimpleNamespace(
+def make_env_info(action_space: gym.Space = DISCRETE) -> types.SimpleNamespace:
+    return types.SimpleNamespace(
         obs_space=gym.spaces.Box(-10.0, 10.0, (OBS_DIM,)), action_space=action_space, num_agents=1, frameskip=1
     )
-    learner = Learner(cfg, env_info)
+
+
+def make_learner(cfg, action_space: gym.Space = DISCRETE, seed: int = 0) -> Learner:
+    torch.manual_seed(seed)
+    learner = Learner(cfg, make_env_info(action_space))
     learner.init()
     return learner
 
@@ -427,3 +432,68 @@ def test_checkpoint_state_round_trips_through_weights_only_load(tmp_path):
     restored_stats = restored.train(restored.prepare_batch(trajectories))
     assert restored_stats["loss"] == pytest.approx(expected_stats["loss"], rel=1e-6)
     assert restored_stats["policy_version"] == expected_stats["policy_version"] == 4
+
+
+# ---- Sample Factory 2's constructor: versions table and parameter server -----------------------------------------
+
+
+def _published_equals_live(server: ParameterServer, learner: Learner) -> bool:
+    torch.manual_seed(99)  # the reader starts from other weights, so equality proves the copy
+    reader = create_actor_critic(learner.cfg, learner.env_info.obs_space, learner.env_info.action_space)
+    assert not torch.equal(next(reader.parameters()), next(learner.actor_critic.parameters()))
+    server.load_into(reader)
+    live = learner.actor_critic.state_dict()
+    return all(torch.equal(value, live[name]) for name, value in reader.state_dict().items())
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_learner_publishes_through_param_server_after_init_and_each_train(by_keyword: bool):
+    cfg = make_cfg()
+    versions = torch.zeros(2, dtype=torch.int64)
+    server = ParameterServer(1, versions, serial_mode=True)
+    torch.manual_seed(0)
+    if by_keyword:
+        learner = Learner(cfg, make_env_info(), policy_versions_tensor=versions, policy_id=1, param_server=server)
+    else:
+        learner = Learner(cfg, make_env_info(), versions, 1, server)
+    assert learner.policy_id == 1
+    learner.init()
+    assert server.actor_critic is learner.actor_critic and server.policy_version == 0
+    assert _published_equals_live(server, learner)
+
+    stats = learner.train(learner.prepare_batch(make_trajectories(cfg)))
+    assert stats["policy_version"] == learner.policy_version == 2  # 2 minibatches, one SGD step each
+    assert server.policy_version == 2 and versions.tolist() == [0, 2]
+    assert _published_equals_live(server, learner)
+
+
+def test_versions_table_alone_follows_the_policy_version():
+    cfg = make_cfg()
+    versions = torch.full((3,), -1, dtype=torch.int64)
+    torch.manual_seed(0)
+    learner = Learner(cfg, make_env_info(), versions, policy_id=2)
+    learner.init()
+    assert versions.tolist() == [-1, -1, 0]
+    learner.train(learner.prepare_batch(make_trajectories(cfg)))
+    assert versions.tolist() == [-1, -1, 2]
+
+
+def test_restored_checkpoint_is_published():
+    cfg = make_cfg()
+    source = make_learner(cfg)
+    source.train(source.prepare_batch(make_trajectories(cfg)))
+    server = ParameterServer(0, torch.zeros(1, dtype=torch.int64), serial_mode=True)
+    torch.manual_seed(5)
+    restored = Learner(cfg, make_env_info(), param_server=server)
+    restored.init()
+    restored.load_checkpoint_state(copy.deepcopy(source.get_checkpoint_state()))
+    assert server.policy_version == 2 and _published_equals_live(server, restored)
+
+
+def test_older_positional_policy_id_still_works_and_bad_third_arguments_are_named():
+    learner = Learner(make_cfg(), make_env_info(), 3)
+    assert (learner.policy_id, learner.policy_versions_tensor, learner.param_server) == (3, None, None)
+    with pytest.raises(TypeError, match="policy_versions_tensor"):
+        Learner(make_cfg(), make_env_info(), "0")
+    with pytest.raises(TypeError, match="pass it once"):
+        Learner(make_cfg(), make_env_info(), 3, policy_id=1)

@@ -93,6 +93,41 @@ def split_into_episode_pieces(dones: Tensor, recurrence: int) -> EpisodePieces:
     )
 
 
+def pack_episode_pieces(
+    features: Tensor, rnn_states: Tensor, dones: Tensor, recurrence: int
+) -> tuple[PackedSequence, Tensor, Tensor]:
+    """The minibatch as a ``PackedSequence`` of episode pieces, ready for a recurrent core.
+
+    Args:
+        features: [B, F] core inputs in sample order.
+        rnn_states: [B, rnn_size] states stored before each step; only those at piece starts are read.
+        dones: [B] episode-end flags (see ``split_into_episode_pieces``).
+
+    Returns:
+        ``(packed, initial_states, packed_positions)``: the pieces' inputs (with ``sorted_indices`` set, so
+        ``initial_states`` [P, rnn_size] is in piece order as ``torch.nn.GRU``/``LSTM`` expect it: the stored state
+        at a segment start, zero after a done) and the row of each sample in ``packed.data`` [B], which
+        ``unpack_episode_pieces`` uses to bring the core's output back to sample order.
+    """
+    if features.shape[0] % recurrence or dones.shape[0] != features.shape[0]:
+        raise ValueError(
+            f"the minibatch has {features.shape[0]} samples and {dones.shape[0]} dones: both must be the same "
+            f"multiple of the recurrence ({recurrence}), whole segments of consecutive steps"
+        )
+    pieces = split_into_episode_pieces(dones, recurrence).to(features.device)
+    packed = PackedSequence(
+        features[pieces.packed_order], pieces.batch_sizes, pieces.sorted_indices, pieces.unsorted_indices
+    )
+    keep_state = (~pieces.starts_after_done).unsqueeze(1).to(rnn_states.dtype)  # [P, 1]
+    initial_states = rnn_states[pieces.piece_starts] * keep_state  # [P, rnn_size], original piece order
+    return packed, initial_states, pieces.packed_positions
+
+
+def unpack_episode_pieces(packed_output: PackedSequence, packed_positions: Tensor) -> Tensor:
+    """The core's packed output back in sample order: ``[B, core_out]``."""
+    return packed_output.data[packed_positions]
+
+
 def core_forward_bptt(
     actor_critic: ActorCritic, head_output: Tensor, rnn_states: Tensor, dones: Tensor, recurrence: int
 ) -> Tensor:
@@ -106,11 +141,6 @@ def core_forward_bptt(
     if recurrence == 1 or not actor_critic.cfg.use_rnn:
         core_output, _ = actor_critic.forward_core(head_output, rnn_states)  # each step starts from its stored state
         return core_output
-    pieces = split_into_episode_pieces(dones, recurrence).to(head_output.device)
-    packed = PackedSequence(
-        head_output[pieces.packed_order], pieces.batch_sizes, pieces.sorted_indices, pieces.unsorted_indices
-    )
-    keep_state = (~pieces.starts_after_done).unsqueeze(1).to(rnn_states.dtype)  # [P, 1]
-    initial_states = rnn_states[pieces.piece_starts] * keep_state  # [P, rnn_size], original piece order
+    packed, initial_states, packed_positions = pack_episode_pieces(head_output, rnn_states, dones, recurrence)
     packed_output, _ = actor_critic.forward_core(packed, initial_states)
-    return packed_output.data[pieces.packed_positions]  # [B, core_out]
+    return unpack_episode_pieces(packed_output, packed_positions)

@@ -57,6 +57,7 @@ from sample_factory.utils.utils import log
 
 if TYPE_CHECKING:
     from sample_factory.algo.utils.env_info import EnvInfo
+    from sample_factory.algo.utils.model_sharing import ParameterServer
 
 # Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
 _MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)
@@ -99,12 +100,29 @@ class Learner:
     Attributes: ``actor_critic``, ``optimizer``, ``lr_schedule``, ``device`` (set by ``init``), ``train_step``
     (+1 per ``train`` call), ``policy_version`` (+1 per SGD step), ``recurrence`` (effective BPTT length),
     ``timing`` (training thread) and ``batch_timing`` (``prepare_batch``), ``last_summary_time`` (for the caller).
+
+    The constructor also takes Sample Factory 2's ``(cfg, env_info, policy_versions_tensor, policy_id,
+    param_server)``: the learner then writes its ``policy_version`` into ``policy_versions_tensor[policy_id]`` and
+    publishes its weights through ``param_server`` (``ParameterServer.init`` in ``init``, ``update_weights`` after
+    each ``train`` and after ``load_checkpoint_state``). Our own older form ``Learner(cfg, env_info, policy_id)``
+    still works: an integer in third place is the policy id.
     """
 
-    def __init__(self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID = 0) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        policy_versions_tensor: Tensor | PolicyID | None = None,
+        policy_id: PolicyID = 0,
+        param_server: ParameterServer | None = None,
+    ) -> None:
+        if policy_versions_tensor is not None and not isinstance(policy_versions_tensor, Tensor):
+            policy_versions_tensor, policy_id = None, _legacy_policy_id(policy_versions_tensor, policy_id)
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
+        self.policy_versions_tensor = policy_versions_tensor
+        self.param_server = param_server
         self.recurrence = effective_recurrence(cfg)
         self._check_cfg()
         self.device = torch.device("cpu")
@@ -133,6 +151,19 @@ class Learner:
         self.actor_critic.train()
         self.optimizer = make_optimizer(self.cfg, self.actor_critic.parameters())
         self.lr_schedule = make_lr_schedule(self.cfg)
+        if self.param_server is not None:
+            self.param_server.init(self.actor_critic, self.policy_version, self.device)
+        self._record_version()
+
+    def _publish(self) -> None:
+        """Hand the current weights and version to the ``param_server`` and the versions table, if given."""
+        if self.param_server is not None:
+            self.param_server.update_weights(self.policy_version)
+        self._record_version()
+
+    def _record_version(self) -> None:
+        if self.policy_versions_tensor is not None:
+            self.policy_versions_tensor[self.policy_id] = self.policy_version
 
     @property
     def lr(self) -> float:
@@ -241,7 +272,11 @@ class Learner:
                 self.lr_schedule.after_epoch()
             self.train_step += 1
             with self.timing.add_time("stats"):
-                return self._summarize(epoch_stats, batch, version_at_start, num_sgd_steps)
+                summary = self._summarize(epoch_stats, batch, version_at_start, num_sgd_steps)
+        if self.param_server is not None or self.policy_versions_tensor is not None:
+            with self.timing.add_time("publish_weights"):
+                self._publish()
+        return summary
 
     def _minibatch_indices(self, num_samples: int) -> list[slice | Tensor]:
         """Sample indices of each minibatch: consecutive slices, or random whole ``recurrence``-long segments."""
@@ -400,3 +435,18 @@ class Learner:
         self.lr_schedule.load_state_dict(state["lr_schedule"])
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
+        self._publish()
+
+
+def _legacy_policy_id(policy_id: object, keyword_policy_id: PolicyID) -> PolicyID:
+    """``Learner(cfg, env_info, policy_id)``: the third argument given as an int, the form our runners used."""
+    if isinstance(policy_id, bool) or not isinstance(policy_id, int):
+        raise TypeError(
+            f"Learner's third argument is policy_versions_tensor (a tensor with one version per policy) or, in the "
+            f"older form, the policy id (an int): got {type(policy_id).__name__}"
+        )
+    if keyword_policy_id not in (0, policy_id):
+        raise TypeError(
+            f"Learner got policy id {policy_id} in third place and policy_id={keyword_policy_id}: pass it once"
+        )
+    return policy_id

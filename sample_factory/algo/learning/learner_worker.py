@@ -82,7 +82,7 @@ class LearnerWorker(Component):
             # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
             reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
-            self.learner = Learner(self.cfg, self.env_info, self.policy_id)
+            self.learner = Learner(self.cfg, self.env_info, policy_id=self.policy_id)
             self.learner.init()
             self._restore()
             self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)

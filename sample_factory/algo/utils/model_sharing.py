@@ -1,0 +1,111 @@
+"""Sample Factory 2's ``ParameterServer``: one policy's published weights and version, for whoever acts with it.
+
+The mechanism is ours: ``shared_buffers.PolicyWeights`` (weights in shared memory, copied in and out under one
+lock, so no reader sees a half-written state). ``ParameterServer`` puts Sample Factory 2's names on it and keeps
+the table of policy versions (``policy_versions[policy_id]``) current, which is what a Sample Factory 2 learner
+and its readers exchange:
+
+- the owner (the learner) calls ``init(model, policy_version, device)`` once its model exists, then
+  ``update_weights(policy_version)`` after each training step;
+- a reader in the same process uses ``actor_critic``; a reader anywhere (another process included) copies the
+  latest weights into its own model with ``load_into(model)`` when ``policy_version`` moved.
+
+Serial mode shares nothing across processes and locks with a ``threading.Lock``; otherwise the lock comes from the
+``spawn`` multiprocessing context (the one the parallel runner uses) and the versions table is moved to shared
+memory, so a reader process started after ``init`` sees every later publish.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.utils.typing import PolicyID
+
+
+class ParameterServer:
+    """Publishes one policy's weights and version (``PolicyWeights``) and mirrors the version in ``policy_versions``.
+
+    Args:
+        policy_id: the policy this server publishes.
+        policy_versions: int64 tensor ``[num_policies]``, one current version per policy; only entry ``policy_id``
+            is written.
+        serial_mode: True when learner and readers run in one process (``--serial_mode``).
+    """
+
+    def __init__(self, policy_id: PolicyID, policy_versions: Tensor, serial_mode: bool) -> None:
+        _check_versions_table(policy_id, policy_versions)
+        self.policy_id = policy_id
+        self.serial_mode = serial_mode
+        self.policy_versions = policy_versions if serial_mode else policy_versions.share_memory_()
+        self.policy_lock: Any = threading.Lock() if serial_mode else multiprocessing.get_context("spawn").Lock()
+        self.weights: PolicyWeights | None = None
+        self.actor_critic: nn.Module | None = None
+        self.device = torch.device("cpu")
+
+    def init(self, model: nn.Module, policy_version: int = 0, device: torch.device | str | None = None) -> None:
+        """Start publishing ``model`` (the owner's live model) at ``policy_version``; its device is ``device``."""
+        self.actor_critic = model
+        self.device = torch.device(device) if device is not None else _model_device(model)
+        self.weights = PolicyWeights(model.state_dict(), self.policy_lock)
+        self._publish(policy_version)
+
+    def update_weights(self, policy_version: int | None = None) -> int:
+        """Publish the current weights of ``actor_critic`` as ``policy_version`` (default: one past the last one).
+
+        Returns the published version.
+        """
+        if self.actor_critic is None:
+            raise RuntimeError(
+                f"ParameterServer of policy {self.policy_id}: call init(model, policy_version, device) before "
+                "update_weights()"
+            )
+        version = self.policy_version + 1 if policy_version is None else int(policy_version)
+        self._publish(version)
+        return version
+
+    @property
+    def policy_version(self) -> int:
+        """The version of the weights last published (-1 before ``init``)."""
+        return -1 if self.weights is None else self.weights.latest_version()
+
+    def load_into(self, model: nn.Module) -> int:
+        """Copy the published weights into a reader's ``model`` (any device); returns their version."""
+        if self.weights is None:
+            raise RuntimeError(f"ParameterServer of policy {self.policy_id} has published nothing yet: call init()")
+        return self.weights.load_into(model)
+
+    def _publish(self, version: int) -> None:
+        self.weights.publish(self.actor_critic.state_dict(), version)
+        self.policy_versions[self.policy_id] = version
+
+    def __getstate__(self) -> dict:
+        """A copy sent to a reader process leaves the owner's model behind: readers use ``load_into``."""
+        state = dict(self.__dict__)
+        state["actor_critic"] = None
+        return state
+
+
+def _check_versions_table(policy_id: PolicyID, policy_versions: Tensor) -> None:
+    if not isinstance(policy_versions, Tensor) or policy_versions.dim() != 1:
+        raise ValueError(
+            "policy_versions must be a 1-D tensor with one entry per policy, e.g. "
+            "torch.zeros(num_policies, dtype=torch.int64)"
+        )
+    if policy_versions.dtype.is_floating_point or policy_versions.dtype == torch.bool:
+        raise ValueError(f"policy_versions holds integer versions: got dtype {policy_versions.dtype}, use torch.int64")
+    if not 0 <= policy_id < policy_versions.shape[0]:
+        raise ValueError(
+            f"policy_id={policy_id} has no entry in policy_versions of {policy_versions.shape[0]} policies: "
+            "allocate one entry per policy (--num_policies)"
+        )
+
+
+def _model_device(model: nn.Module) -> torch.device:
+    parameter = next(model.parameters(), None)
+    return parameter.device if parameter is not None else torch.device("cpu")
