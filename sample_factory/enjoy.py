@@ -34,6 +34,7 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
+from sample_factory.cfg.validation import unavailable_feature_problems
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
@@ -65,6 +66,10 @@ def enjoy(cfg: Config) -> tuple[StatusCode, float]:
 
     The average is NaN when no episode finished within the limits.
     """
+    refused = unavailable_feature_problems(cfg)
+    if refused:
+        log.error("%s", refused[0])
+        return ExperimentStatus.FAILURE, math.nan
     try:
         cfg = load_from_checkpoint(cfg)
     except FileNotFoundError:

@@ -91,3 +91,11 @@ def test_enjoy_makes_its_env_through_make_env(tmp_path: Path, monkeypatch: pytes
     assert status == 0, logs.text()
     assert seen == [None]  # --no_render: the env is made without a render mode
     assert avg_reward == 2.0  # two-step episodes paying 1 per step
+
+
+def test_push_to_hub_is_refused_until_the_hub_integration_exists(tmp_path: Path) -> None:
+    cfg = eval_cfg("CartPole-v1", tmp_path, "anything", "--push_to_hub", "--hf_repository=me/cartpole")
+    with captured_log() as logged:
+        status, reward = enjoy(cfg)
+    assert status == 1 and np.isnan(reward)
+    assert "--push_to_hub: uploading to the Hugging Face Hub is not available" in logged.text()
