@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from sample_factory.algo.utils.context import global_env_registry
 from sample_factory.utils.typing import CreateEnvFunc
-from sample_factory.utils.utils import log
+from sample_factory.utils.utils import is_module_available, log
 
 InterfaceT = TypeVar("InterfaceT")
 
@@ -171,3 +171,27 @@ def find_wrapper_interface(env: Any, interface_type: type[InterfaceT]) -> Interf
 def find_training_info_interface(env: Any) -> TrainingInfoInterface | None:
     """The first :class:`TrainingInfoInterface` in the wrapper chain of ``env``, or None."""
     return find_wrapper_interface(env, TrainingInfoInterface)
+
+
+def get_default_reward_shaping(env: Any) -> dict[str, Any] | None:
+    """The default reward-shaping scheme of the first :class:`RewardShapingInterface` in ``env``'s wrapper chain.
+
+    None when no wrapper (nor the env itself) implements the interface, i.e. the env has nothing to shape.
+    """
+    shaping = find_wrapper_interface(env, RewardShapingInterface)
+    return shaping.get_default_reward_shaping() if shaping is not None else None
+
+
+def num_env_steps(infos: list[dict[str, Any]]) -> int:
+    """Env frames represented by one step of an env whose agents returned ``infos`` (one info dict per agent).
+
+    Each agent's info may say how many frames its step covered (``info["num_frames"]``, e.g. with frameskip done
+    inside the env); an info without that key counts as one frame. Summed over agents, as frame counters of
+    multi-agent envs count every agent's experience.
+    """
+    return sum(int(info.get("num_frames", 1)) for info in infos)
+
+
+def vizdoom_available() -> bool:
+    """True if the ``vizdoom`` package is installed; checked without importing it (the import loads the engine)."""
+    return is_module_available("vizdoom")

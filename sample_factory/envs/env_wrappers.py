@@ -23,6 +23,9 @@ from gymnasium import spaces
 
 from sample_factory.envs.env_utils import MissingDependencyError
 
+# recording has its own module (image writers, folder layout); re-exported as Sample Factory 2 scripts import it here
+from sample_factory.envs.recording import RecordingWrapper as RecordingWrapper
+
 Obs = Any
 StepResult = tuple[Obs, Any, bool, bool, dict[str, Any]]
 IMAGE_KEY = "obs"
@@ -174,14 +177,19 @@ class StackFramesWrapper(_ImageObservationWrapper):
 
 
 class RewardScalingWrapper(gym.RewardWrapper):
-    """Multiply rewards by ``scale`` so value targets stay in a range the critic learns easily."""
+    """Multiply rewards by ``scaling_factor`` so value targets stay in a range the critic learns easily.
 
-    def __init__(self, env: gym.Env, scale: float) -> None:
+    ``scale`` is the older name of ``scaling_factor``, still accepted; give one of them.
+    """
+
+    def __init__(self, env: gym.Env, scaling_factor: float | None = None, *, scale: float | None = None) -> None:
+        if (scaling_factor is None) == (scale is None):
+            raise TypeError("RewardScalingWrapper needs the reward multiplier as scaling_factor (or its alias scale)")
         super().__init__(env)
-        self.scale = scale
+        self.scaling_factor = scaling_factor if scaling_factor is not None else scale
 
     def reward(self, reward: Any) -> Any:
-        return _map_reward(reward, lambda r: r * self.scale)
+        return _map_reward(reward, lambda r: r * self.scaling_factor)
 
 
 class ClipRewardEnv(gym.RewardWrapper):

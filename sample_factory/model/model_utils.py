@@ -6,6 +6,8 @@ import it without cycles.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -79,18 +81,19 @@ def get_rnn_size(cfg: Config) -> int:
 
 _RNN_TYPES = (nn.GRU, nn.LSTM, nn.GRUCell, nn.LSTMCell)
 
+MatrixInit = Callable[[Tensor], object]
 
-def _init_matrix(weight: Tensor, scheme: str, gain: float) -> None:
+
+def _matrix_init(scheme: str, gain: float) -> MatrixInit:
     if scheme == "orthogonal":
-        nn.init.orthogonal_(weight, gain=gain)
-    elif scheme == "xavier_uniform":
-        nn.init.xavier_uniform_(weight, gain=gain)
-    else:
-        known = "orthogonal, xavier_uniform, torch_default"
-        raise ValueError(f"--policy_initialization={scheme!r} is not supported, choose one of: {known}")
+        return lambda weight: nn.init.orthogonal_(weight, gain=gain)
+    if scheme == "xavier_uniform":
+        return lambda weight: nn.init.xavier_uniform_(weight, gain=gain)
+    known = "orthogonal, xavier_uniform, torch_default"
+    raise ValueError(f"--policy_initialization={scheme!r} is not supported, choose one of: {known}")
 
 
-def _init_rnn(rnn: nn.Module, scheme: str, gain: float) -> None:
+def _init_rnn(rnn: nn.Module, init_matrix: MatrixInit) -> None:
     """Each gate's block of an RNN weight matrix is initialised on its own.
 
     Torch stacks the gates' matrices (3 for a GRU, 4 for an LSTM) into one tall weight; an orthogonal init of the
@@ -102,9 +105,24 @@ def _init_rnn(rnn: nn.Module, scheme: str, gain: float) -> None:
         for name, param in rnn.named_parameters():
             if name.startswith("weight"):
                 for gate_weight in param.chunk(num_gates, dim=0):
-                    _init_matrix(gate_weight, scheme, gain)
+                    init_matrix(gate_weight)
             elif name.startswith("bias"):
                 param.zero_()
+
+
+def init_layer_weights(layer: nn.Module, init_matrix: MatrixInit) -> None:
+    """Apply ``init_matrix`` to the weights of a Linear, Conv or RNN layer (per gate) and zero its biases.
+
+    Layers of other types (activations, normalisers, user modules without weights) are not touched, so this is meant
+    for ``module.apply``. The one place that decides which layers an initialisation scheme reaches.
+    """
+    if isinstance(layer, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        with torch.no_grad():
+            init_matrix(layer.weight)
+            if layer.bias is not None:
+                layer.bias.zero_()
+    elif isinstance(layer, _RNN_TYPES):
+        _init_rnn(layer, init_matrix)
 
 
 def initialize_weights(layer: nn.Module, scheme: str, gain: float) -> None:
@@ -115,9 +133,17 @@ def initialize_weights(layer: nn.Module, scheme: str, gain: float) -> None:
     """
     if scheme == "torch_default":
         return
-    if isinstance(layer, (nn.Linear, nn.Conv2d)):
-        _init_matrix(layer.weight.data, scheme, gain)
-        if layer.bias is not None:
-            layer.bias.data.zero_()
-    elif isinstance(layer, _RNN_TYPES):
-        _init_rnn(layer, scheme, gain)
+    init_layer_weights(layer, _matrix_init(scheme, gain))
+
+
+def model_device(model: nn.Module) -> torch.device | None:
+    """The device of ``model``'s first parameter (or, with no parameters, first buffer); None if it has neither.
+
+    Models are moved to one device as a whole, so the first tensor stands for all of them; a model with no tensors
+    (e.g. only activations) lives nowhere and works on any device.
+    """
+    for tensor in model.parameters():
+        return tensor.device
+    for tensor in model.buffers():
+        return tensor.device
+    return None

@@ -19,3 +19,7 @@ ActionSpace = gym.Space
 Device = str
 InitModelData = tuple[PolicyID, dict, Any, int]
 CreateEnvFunc = Callable[..., Any]
+
+# The base class of user envs: Gymnasium's own, so envs written against Sample Factory 2 (``class MyEnv(Env)``) are
+# ordinary Gymnasium envs that every Gymnasium wrapper and our isinstance checks accept.
+Env = gym.Env

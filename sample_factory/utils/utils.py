@@ -1,7 +1,8 @@
 """Path and small helpers of Sample Factory 2's public ``sample_factory.utils.utils`` module.
 
-The logger lives in :mod:`sample_factory.utils.logging_setup`; it is re-exported here
-because user code imports ``log`` from this module.
+The logger lives in :mod:`sample_factory.utils.logging_setup`, CPU pinning in :mod:`sample_factory.utils.processes`
+and ``static_vars`` in :mod:`sample_factory.utils.decorators`; they are re-exported here because user code imports
+them from this module.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from os.path import join
 
 import psutil
 
+from sample_factory.utils.decorators import static_vars
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.processes import cores_for_worker_process
 from sample_factory.utils.typing import Config
 
 __all__ = [
@@ -25,6 +28,9 @@ __all__ = [
     "checkpoint_dir",
     "cfg_file",
     "ensure_dir_exists",
+    "safe_ensure_dir_exists",
+    "cores_for_worker_process",
+    "static_vars",
     "project_tmp_dir",
     "is_module_available",
     "debug_log_every_n",
@@ -35,21 +41,34 @@ _TRUE = {"yes", "true", "t", "y", "1"}
 _FALSE = {"no", "false", "f", "n", "0"}
 
 
-def str2bool(value: str | bool) -> bool:
+def str2bool(v: str | bool) -> bool:
     """Parse a command-line boolean (``True``/``False``, ``yes``/``no``, ``1``/``0``, any case)."""
-    if isinstance(value, bool):
-        return value
-    lowered = str(value).strip().lower()
+    if isinstance(v, bool):
+        return v
+    lowered = str(v).strip().lower()
     if lowered in _TRUE:
         return True
     if lowered in _FALSE:
         return False
-    raise ArgumentTypeError(f"{value!r} is not a boolean: use True or False")
+    raise ArgumentTypeError(f"{v!r} is not a boolean: use True or False")
+
+
+def safe_ensure_dir_exists(path: str) -> str:
+    """Create ``path`` and its parents if missing and return it; safe when other processes create it at the same time.
+
+    Workers of one run create the same folders concurrently: "already exists" is success, not an error, unless what
+    exists is a file.
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError as exc:
+        raise NotADirectoryError(f"{path} exists but is not a directory: remove it or choose another path") from exc
+    return path
 
 
 def ensure_dir_exists(path: str) -> str:
-    os.makedirs(path, exist_ok=True)
-    return path
+    """Create ``path`` if missing and return it (the same as :func:`safe_ensure_dir_exists`)."""
+    return safe_ensure_dir_exists(path)
 
 
 def experiment_dir(cfg: Config, mkdir: bool = True) -> str:

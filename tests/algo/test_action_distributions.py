@@ -19,6 +19,7 @@ from sample_factory.algo.utils.action_distributions import (
     calc_num_actions,
     get_action_distribution,
     is_continuous_action_space,
+    sample_actions_log_probs,
 )
 from sample_factory.algo.utils.spaces.discretized import Discretized
 
@@ -187,3 +188,22 @@ def test_discretized_maps_to_evenly_spaced_values():
 def test_unsupported_space_names_itself():
     with pytest.raises(NotImplementedError, match="MultiBinary"):
         calc_num_action_parameters(gym.spaces.MultiBinary(3))
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gym.spaces.Discrete(5),
+        gym.spaces.Box(-1, 1, (3,), np.float32),
+        gym.spaces.Tuple([gym.spaces.Discrete(3), gym.spaces.Box(-1, 1, (2,), np.float32)]),
+        gym.spaces.MultiDiscrete([2, 4]),
+    ],
+)
+def test_sample_actions_log_probs_function_scores_its_own_samples(space: gym.Space):
+    torch.manual_seed(0)
+    distribution = get_action_distribution(space, torch.randn(BATCH, calc_num_action_parameters(space)))
+    actions, log_probs = sample_actions_log_probs(distribution)
+    assert log_probs.shape == (BATCH,)
+    assert actions.shape[0] == BATCH and (actions.dim() == 1) == isinstance(space, gym.spaces.Discrete)
+    torch.testing.assert_close(log_probs, distribution.log_prob(actions))
+    assert torch.all(log_probs <= 0) or not isinstance(space, gym.spaces.Discrete)

@@ -116,3 +116,49 @@ def test_dict_normalizer_selected_keys_only():
     assert "obs" not in normalizer.running_mean_std
     with pytest.raises(ValueError, match="missing_key"):
         RunningMeanStdDictInPlace(_dict_space(), keys_to_normalize=["missing_key"])
+
+
+def test_per_channel_statistics_pool_each_channel_over_pixels_and_batch():
+    rng = np.random.default_rng(1)
+    normalizer = RunningMeanStdInPlace((3, 4, 5), per_channel=True)
+    # channels with very different scales, so per-element and per-channel statistics differ clearly
+    scales = np.array([1.0, 10.0, 100.0]).reshape(1, 3, 1, 1)
+    batches = [rng.normal(loc=2.0, size=(n, 3, 4, 5)) * scales for n in (2, 9, 4)]
+    for batch in batches[:-1]:
+        normalizer(torch.tensor(batch))
+    out = normalizer(torch.tensor(batches[-1])).numpy()
+
+    seen = np.concatenate(batches)  # [N, C, H, W]
+    mean, var = seen.mean(axis=(0, 2, 3)), seen.var(axis=(0, 2, 3))
+    assert normalizer.running_mean.shape == (3, 1, 1)
+    np.testing.assert_allclose(normalizer.running_mean.numpy().ravel(), mean, rtol=1e-10)
+    np.testing.assert_allclose(normalizer.running_var.numpy().ravel(), var, rtol=1e-10)
+    assert normalizer.count.item() == len(seen) * 4 * 5
+    expected = (batches[-1] - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + EPSILON)
+    np.testing.assert_allclose(out, np.clip(expected, -5.0, 5.0), rtol=1e-6, atol=1e-9)
+
+
+def test_per_channel_uint8_images():
+    rng = np.random.default_rng(2)
+    images = rng.integers(0, 256, size=(6, 3, 48, 48), dtype=np.uint8)  # large enough for the float32 path
+    normalizer = RunningMeanStdInPlace((3, 48, 48), per_channel=True)
+    normalizer(torch.tensor(images))
+    as_float = images.astype(np.float64)
+    np.testing.assert_allclose(normalizer.running_mean.numpy().ravel(), as_float.mean(axis=(0, 2, 3)), rtol=1e-6)
+    np.testing.assert_allclose(normalizer.running_var.numpy().ravel(), as_float.var(axis=(0, 2, 3)), rtol=1e-5)
+
+
+def test_norm_only_divides_by_std_without_centering():
+    rng = np.random.default_rng(3)
+    batch = rng.normal(loc=5.0, scale=2.0, size=(50, 2))
+    normalizer = RunningMeanStdInPlace((2,), norm_only=True, clip=100.0)
+    out = normalizer(torch.tensor(batch)).numpy()
+    np.testing.assert_allclose(out, batch / np.sqrt(batch.var(axis=0) + EPSILON), rtol=1e-10)
+    assert out.mean() > 1.0  # the mean of ~5/2 survives: nothing was subtracted
+    restored = normalizer(torch.tensor(out), denormalize=True).numpy()
+    np.testing.assert_allclose(restored, batch, rtol=1e-10)
+
+
+def test_per_channel_needs_a_channel_dimension():
+    with pytest.raises(ValueError, match="channel dimension"):
+        RunningMeanStdInPlace((), per_channel=True)

@@ -48,3 +48,8 @@ def test_masked_helpers():
 def test_synchronize_is_a_no_op_on_cpu():
     synchronize(None, torch.device("cpu"))
     synchronize(None, "cpu")
+
+
+def test_calc_num_elements_takes_sample_factory_2_keywords():
+    mlp = nn.Sequential(nn.Flatten(), nn.Linear(12, 5))
+    assert calc_num_elements(module=mlp, module_input_shape=(3, 4)) == 5

@@ -15,10 +15,13 @@ from sample_factory.envs.env_utils import (
     UnknownEnvError,
     find_training_info_interface,
     find_wrapper_interface,
+    get_default_reward_shaping,
     get_make_env_func,
+    num_env_steps,
     register_env,
     register_with_func,
     require_optional_module,
+    vizdoom_available,
 )
 from sample_factory.utils.utils import log
 
@@ -162,3 +165,38 @@ def test_require_optional_module_names_the_extra():
     assert 'pip install "sample-factory[vizdoom]"' in message
     assert "VizDoom envs" in message and "no_such_module_xyz" in message
     assert isinstance(exc_info.value, ImportError)
+
+
+class _ShapingWrapper(gym.Wrapper, RewardShapingInterface):
+    def get_default_reward_shaping(self):
+        return {"kill": 1.0, "death": -1.0}
+
+    def set_reward_shaping(self, reward_shaping, agent_idx):
+        pass
+
+
+def test_default_reward_shaping_found_through_wrappers():
+    env = gym.wrappers.TimeLimit(_ShapingWrapper(ScriptedEnv()), max_episode_steps=5)
+    assert get_default_reward_shaping(env) == {"kill": 1.0, "death": -1.0}
+
+
+def test_default_reward_shaping_none_without_interface():
+    assert get_default_reward_shaping(gym.wrappers.TimeLimit(ScriptedEnv(), max_episode_steps=5)) is None
+
+
+def test_num_env_steps_sums_frames_per_agent_default_one():
+    assert num_env_steps([{"num_frames": 4}, {"num_frames": 4}, {}]) == 9
+    assert num_env_steps([{}]) == 1
+    assert num_env_steps([]) == 0
+
+
+def test_vizdoom_available_matches_installation_without_importing_it(monkeypatch):
+    import importlib.util
+    import sys
+
+    monkeypatch.delitem(sys.modules, "vizdoom", raising=False)
+    installed = importlib.util.find_spec("vizdoom") is not None
+    assert vizdoom_available() is installed
+    assert "vizdoom" not in sys.modules
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert vizdoom_available() is False

@@ -138,6 +138,18 @@ def test_reward_scaling_scalar_and_per_agent():
     np.testing.assert_allclose(env.reward(np.array([2.0, 6.0])), [1.0, 3.0])
 
 
+def test_reward_scaling_takes_sample_factory_2_name_positionally_or_by_keyword():
+    by_keyword = RewardScalingWrapper(ScriptedEnv(rewards=[2.0]), scaling_factor=3.0)
+    positional = RewardScalingWrapper(ScriptedEnv(rewards=[2.0]), 0.25)
+    for env, expected in ((by_keyword, 6.0), (positional, 0.5)):
+        env.reset()
+        assert env.step(0)[1] == expected
+    with pytest.raises(TypeError, match="scaling_factor"):
+        RewardScalingWrapper(ScriptedEnv(), 2.0, scale=2.0)
+    with pytest.raises(TypeError, match="scaling_factor"):
+        RewardScalingWrapper(ScriptedEnv())
+
+
 def test_clip_reward():
     env = ClipRewardEnv(ScriptedEnv(rewards=[5.0, -3.0, 0.25]), clip=1.0)
     env.reset()

@@ -117,7 +117,7 @@ def test_learner_state_round_trips_through_a_weights_only_file(tmp_path: Path) -
     """Model with normalisers, optimiser moments, counters and the lr schedule survive save + load exactly."""
     cfg = copy.deepcopy(default_cfg(env="ckpt_test"))
     cfg.device, cfg.encoder_mlp_layers, cfg.lr_schedule = "cpu", [8], "kl_adaptive_minibatch"
-    env_info = EnvInfo(gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.Discrete(2), 1, False, 1, None)
+    env_info = EnvInfo(gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.Discrete(2), num_agents=1)
     source = Learner(cfg, env_info)
     source.init()
     source.actor_critic.train()

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from sample_factory.model.model_utils import create_mlp, get_rnn_size, initialize_weights, nonlinearity
+from sample_factory.model.model_utils import create_mlp, get_rnn_size, initialize_weights, model_device, nonlinearity
 
 
 @pytest.mark.parametrize(("name", "cls"), [("elu", nn.ELU), ("relu", nn.ReLU), ("tanh", nn.Tanh)])
@@ -81,3 +81,13 @@ def test_torch_default_leaves_weights_alone():
 def test_unknown_init_scheme_names_the_flag():
     with pytest.raises(ValueError, match="--policy_initialization"):
         initialize_weights(nn.Linear(2, 2), "kaiming", 1.0)
+
+
+def test_model_device_from_parameters_or_buffers():
+    assert model_device(nn.Linear(2, 3)) == torch.device("cpu")
+    only_buffers = nn.BatchNorm1d(4, affine=False)
+    assert next(only_buffers.parameters(), None) is None
+    assert model_device(only_buffers) == torch.device("cpu")
+    assert model_device(nn.Sequential(nn.ReLU())) is None
+    if torch.cuda.is_available():
+        assert model_device(nn.Linear(2, 3).cuda()).type == "cuda"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
-
 from sample_factory.algo.runners.components import SharedState
-from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
+from sample_factory.algo.utils.env_info import EnvInfo, obtain_env_info
+from sample_factory.algo.utils.multiprocessing_utils import get_mp_ctx, get_mp_lock
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange, exact_resume_supported
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
@@ -13,37 +12,21 @@ from sample_factory.algo.utils.shared_buffers import (
     make_free_slot_queue,
     num_trajectory_slots,
 )
-from sample_factory.envs.create_env import create_env
 from sample_factory.model.actor_critic import create_actor_critic
-from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
 
-
-def obtain_env_info(cfg: Config) -> EnvInfo:
-    """Create one env in this process, read its spaces and agent count, close it."""
-    env = create_env(cfg.env, cfg=cfg, env_config=AttrDict(worker_index=-1, vector_index=-1, env_id=-1))
-    try:
-        return extract_env_info(env, cfg)
-    finally:
-        env.close()
+# obtain_env_info lives with EnvInfo in algo/utils/env_info.py; the runners import it from here with the rest of setup
+__all__ = ["make_shared_state", "obtain_env_info"]
 
 
 def make_shared_state(cfg: Config, env_info: EnvInfo, serial: bool) -> SharedState:
     num_slots = num_trajectory_slots(cfg, env_info)
     traj = allocate_trajectories(cfg, env_info, num_slots, share=not serial)
     log.info("Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6)
-    lock_ctx = _NoLock if serial else multiprocessing.get_context("spawn").Lock
+    mp_ctx = get_mp_ctx(serial)
     model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
-    weights = [PolicyWeights(model.state_dict(), lock_ctx()) for _ in range(cfg.num_policies)]
+    weights = [PolicyWeights(model.state_dict(), get_mp_lock(mp_ctx)) for _ in range(cfg.num_policies)]
     sampler_states = SamplerStateExchange() if serial and exact_resume_supported(cfg) else None
     free_slots = make_free_slot_queue(serial, num_slots)
     return SharedState(cfg, env_info, traj, free_slots, weights, serial, sampler_states)
-
-
-class _NoLock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None

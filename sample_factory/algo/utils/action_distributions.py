@@ -74,11 +74,12 @@ def calc_num_action_parameters(action_space: gym.Space) -> int:
     raise _unsupported(action_space)
 
 
-def _is_all_discrete(action_space: gym.Space) -> bool:
+def is_all_discrete(action_space: gym.Space) -> bool:
+    """True when every component is discrete (``Discrete``, ``MultiDiscrete``, tuples of them, nested)."""
     if isinstance(action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
         return True
     if isinstance(action_space, gym.spaces.Tuple):
-        return all(_is_all_discrete(space) for space in action_space.spaces)
+        return all(is_all_discrete(space) for space in action_space.spaces)
     return False
 
 
@@ -246,7 +247,7 @@ class TupleActionDistribution:
     ):
         spaces = _as_tuple_space(action_space).spaces
         self.num_actions = [calc_num_actions(space) for space in spaces]
-        self.is_discrete = _is_all_discrete(action_space)
+        self.is_discrete = is_all_discrete(action_space)
         self.action_dtype = torch.int64 if self.is_discrete else torch.float32
         logits_per_component = raw_logits.split([calc_num_action_parameters(s) for s in spaces], dim=-1)
         masks_per_component = self._split_mask(spaces, action_mask)
@@ -307,3 +308,13 @@ class TupleActionDistribution:
 
 
 ActionDistribution = CategoricalActionDistribution | ContinuousActionDistribution | TupleActionDistribution
+
+
+def sample_actions_log_probs(distribution: ActionDistribution) -> tuple[Tensor, Tensor]:
+    """Sampled actions and their log probabilities ([B]) from any of the distributions above, in one call.
+
+    Actions have the buffer layout of the module docstring: [B] int64 for ``Discrete``, [B, d] for ``Box``,
+    [B, num_actions] for tuples. One call instead of ``sample()`` then ``log_prob()`` lets tuple distributions score
+    each component's sample before joining them (no cast to float and back).
+    """
+    return distribution.sample_actions_log_probs()

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 EPS = 1e-8
 
+# Key under which a rollout worker's per-episode stats message carries the finished episode's numbers
+# (reward, length, true objective, ``info["episode_extra_stats"]``): handlers registered with
+# ``runner.register_episodic_stats_handler`` read ``msg[EPISODIC]``.
+EPISODIC = "episodic"
+
 
 class ExperimentStatus:
     """Exit status of a training, evaluation or enjoy run (also the process exit code)."""

@@ -33,51 +33,71 @@ def _writable_float(x: Tensor) -> Tensor:
 LARGE_SAMPLE_NUMEL = 4096
 
 
-def _batch_moments(x: Tensor) -> tuple[Tensor, Tensor]:
-    """float64 mean and population variance over dim 0 of ``x`` ([N, *shape]); ``x`` is not modified.
+def _batch_moments(x: Tensor, dims: tuple[int, ...] = (0,)) -> tuple[Tensor, Tensor]:
+    """float64 mean and population variance of ``x`` over ``dims`` (the batch dim 0, and more for per-channel).
 
-    Returns, scalars and vector observations are summed in float64, exactly. Images (integer pixels, or samples of
-    at least ``LARGE_SAMPLE_NUMEL`` values) use float32 in two passes, the mean and then the mean of squared
-    deviations in a scratch copy: no float64 copy of the batch (450 MB for 2048 Doom frames), a relative error
-    ~1e-7 on pixel statistics, and 5x faster on CPU than ``torch.var_mean`` over the leading dimension (measured
-    12 vs 62 ms for 512 Doom frames).
+    ``x`` is not modified. Returns, scalars and vector observations are summed in float64, exactly. Images (integer
+    pixels, or samples of at least ``LARGE_SAMPLE_NUMEL`` values) use float32 in two passes, the mean and then the
+    mean of squared deviations in a scratch copy: no float64 copy of the batch (450 MB for 2048 Doom frames), a
+    relative error ~1e-7 on pixel statistics, and 5x faster on CPU than ``torch.var_mean`` over the leading
+    dimension (measured 12 vs 62 ms for 512 Doom frames).
     """
     large = x.dim() > 1 and x[0].numel() >= LARGE_SAMPLE_NUMEL
     if x.is_floating_point() and (x.dtype == torch.float64 or not large):
-        batch_var, batch_mean = torch.var_mean(x.to(torch.float64), dim=0, correction=0)
+        batch_var, batch_mean = torch.var_mean(x.to(torch.float64), dim=dims, correction=0)
         return batch_mean, batch_var
     deviations = x.to(torch.float32, copy=True)  # scratch, overwritten below
-    batch_mean = deviations.mean(dim=0)
-    batch_var = deviations.sub_(batch_mean).square_().mean(dim=0)
-    return batch_mean.to(torch.float64), batch_var.to(torch.float64)
+    batch_mean = deviations.mean(dim=dims, keepdim=True)
+    batch_var = deviations.sub_(batch_mean).square_().mean(dim=dims)
+    return batch_mean.squeeze(dims).to(torch.float64), batch_var.to(torch.float64)
 
 
 class RunningMeanStdInPlace(nn.Module):
-    """Normalises tensors whose trailing dimensions are ``input_shape`` with per-element running statistics.
+    """Normalises tensors whose trailing dimensions are ``input_shape`` with running statistics.
 
     ``input_shape`` is ``()`` for scalars such as returns, ``(obs_dim,)`` for vector observations and
     ``(C, H, W)`` for images; every leading dimension of the input counts as a batch dimension.
+
+    Statistics are per element by default. ``per_channel`` keeps one mean and variance per channel (the first
+    dimension of ``input_shape``, e.g. ``C`` of a ``[C, H, W]`` image), pooled over the other dimensions: every
+    pixel of a channel is then shifted and scaled alike, which keeps the spatial structure of images. ``norm_only``
+    divides by the standard deviation without subtracting the mean, for inputs whose sign or zero point carries
+    meaning (rewards, returns).
     """
 
     def __init__(
-        self, input_shape: tuple[int, ...] | int = (), epsilon: float = DEFAULT_EPSILON, clip: float = DEFAULT_CLIP
+        self,
+        input_shape: tuple[int, ...] | int = (),
+        epsilon: float = DEFAULT_EPSILON,
+        clip: float = DEFAULT_CLIP,
+        per_channel: bool = False,
+        norm_only: bool = False,
     ):
         super().__init__()
         self.input_shape = (input_shape,) if isinstance(input_shape, int) else tuple(input_shape)
+        if per_channel and len(self.input_shape) < 1:
+            raise ValueError("RunningMeanStdInPlace(per_channel=True) needs an input_shape with a channel dimension")
         self.epsilon = epsilon
         self.clip = clip
-        self.register_buffer("running_mean", torch.zeros(self.input_shape, dtype=torch.float64))
-        self.register_buffer("running_var", torch.ones(self.input_shape, dtype=torch.float64))
+        self.per_channel = per_channel
+        self.norm_only = norm_only
+        # per channel: [C, 1, 1, ...] so the statistics broadcast over the remaining dimensions of each sample
+        stats_shape = (self.input_shape[0],) + (1,) * (len(self.input_shape) - 1) if per_channel else self.input_shape
+        self.register_buffer("running_mean", torch.zeros(stats_shape, dtype=torch.float64))
+        self.register_buffer("running_var", torch.ones(stats_shape, dtype=torch.float64))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
 
     @torch.no_grad()
     def update(self, x: Tensor) -> None:
         """Merges the mean and population variance of batch ``x`` ([*batch, *input_shape]) into the statistics."""
         x = x.reshape(-1, *self.input_shape)  # [N, *input_shape]
-        batch_count = x.shape[0]
-        if batch_count == 0:
+        if x.shape[0] == 0:
             return
-        batch_mean, batch_var = _batch_moments(x)
+        # per channel, every value of a channel in every sample is one observation of that channel's distribution
+        dims = (0, *range(2, x.dim())) if self.per_channel else (0,)
+        batch_count = x.numel() // self.running_mean.numel()
+        batch_mean, batch_var = _batch_moments(x, dims)
+        batch_mean, batch_var = batch_mean.reshape(self.running_mean.shape), batch_var.reshape(self.running_var.shape)
         total = self.count + batch_count
         delta = batch_mean - self.running_mean
         sum_sq = (
@@ -90,19 +110,22 @@ class RunningMeanStdInPlace(nn.Module):
     def forward(self, x: Tensor, denormalize: bool = False) -> Tensor:
         """Normalises ``x`` to ``clamp((x - mean) / sqrt(var + eps), -clip, clip)``, or inverts that if ``denormalize``.
 
-        In training mode the statistics are first updated from ``x`` (never when denormalising). ``x`` is
-        overwritten in place when it is a floating-point tensor that autograd does not track, saving a copy of
-        large observation batches; the result is returned either way (a new float32 tensor for integer inputs).
+        With ``norm_only`` the mean is neither subtracted nor added back. In training mode the statistics are first
+        updated from ``x`` (never when denormalising). ``x`` is overwritten in place when it is a floating-point
+        tensor that autograd does not track, saving a copy of large observation batches; the result is returned
+        either way (a new float32 tensor for integer inputs).
         """
         if self.training and not denormalize:
             self.update(x)
-        mean = self.running_mean
-        std = torch.sqrt(self.running_var + self.epsilon)
         out = _writable_float(x)
-        mean, std = mean.to(out.dtype), std.to(out.dtype)
+        mean = self.running_mean.to(out.dtype)
+        std = torch.sqrt(self.running_var + self.epsilon).to(out.dtype)
         if denormalize:
-            return out.mul_(std).add_(mean)
-        return out.sub_(mean).div_(std).clamp_(-self.clip, self.clip)
+            out.mul_(std)
+            return out if self.norm_only else out.add_(mean)
+        if not self.norm_only:
+            out.sub_(mean)
+        return out.div_(std).clamp_(-self.clip, self.clip)
 
 
 class RunningMeanStdDictInPlace(nn.Module):

@@ -74,3 +74,38 @@ class TensorDict(dict):
 
     def numel_bytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self.leaves())
+
+
+def cat_tensordicts(lst: list[TensorDict]) -> TensorDict:
+    """One TensorDict whose every leaf is the concatenation along dim 0 of that leaf in each of ``lst``, in order.
+
+    Used to join trajectories or batches that were collected separately; nested dicts are concatenated leaf by
+    leaf. All dicts must have the same keys at every level: a key missing from one would silently give leaves of
+    different lengths, so it is an error.
+    """
+    if not lst:
+        raise ValueError("cat_tensordicts needs at least one TensorDict, got an empty list")
+    return _cat_dicts(lst, path="")
+
+
+def _cat_dicts(dicts: list[dict], path: str) -> TensorDict:
+    keys = list(dicts[0].keys())
+    for i, d in enumerate(dicts[1:], start=1):
+        if set(d.keys()) != set(keys):
+            where = f" under {path!r}" if path else ""
+            raise KeyError(
+                f"cat_tensordicts: TensorDict {i} has keys {sorted(d.keys())}{where} but TensorDict 0 has "
+                f"{sorted(keys)}; all TensorDicts must have the same keys"
+            )
+    out = TensorDict()
+    for key in keys:
+        parts = [d[key] for d in dicts]
+        key_path = f"{path}.{key}" if path else key
+        nested = [isinstance(part, dict) for part in parts]
+        if all(nested):
+            out[key] = _cat_dicts(parts, key_path)
+        elif any(nested):
+            raise TypeError(f"cat_tensordicts: {key_path!r} is a dict in some TensorDicts and a tensor in others")
+        else:
+            out[key] = torch.cat(parts, dim=0)
+    return out

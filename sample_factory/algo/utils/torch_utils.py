@@ -9,14 +9,14 @@ from torch import Tensor, nn
 from sample_factory.utils.typing import Config
 
 
-def calc_num_elements(module: nn.Module, input_shape: tuple[int, ...]) -> int:
-    """Number of output features of ``module`` for one input of ``input_shape`` (batch dimension excluded).
+def calc_num_elements(module: nn.Module, module_input_shape: tuple[int, ...]) -> int:
+    """Number of output features of ``module`` for one input of ``module_input_shape`` (batch dimension excluded).
 
     Found with a dummy forward pass instead of by arithmetic, so any stack of convolutions and poolings works.
     """
     parameter = next(module.parameters(), None)
     device = parameter.device if parameter is not None else torch.device("cpu")
-    dummy_input = torch.zeros(1, *input_shape, device=device)  # [1, *input_shape]
+    dummy_input = torch.zeros(1, *module_input_shape, device=device)  # [1, *module_input_shape]
     with torch.no_grad():
         return module(dummy_input).numel()
 

@@ -20,7 +20,7 @@ def _setup(async_rl: bool):
     cfg = default_cfg(env="x")
     cfg.rollout, cfg.batch_size, cfg.num_batches_per_epoch, cfg.num_batches_to_accumulate = 4, 8, 1, 1
     cfg.async_rl = async_rl
-    info = EnvInfo(gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2), 1, False, 1, None)
+    info = EnvInfo(gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2), num_agents=1)
     traj = allocate_trajectories(cfg, info, num_slots=6, share=False)
     traj["rewards"][:] = torch.arange(6).float()[:, None]
     free = LocalQueue()

@@ -1,0 +1,33 @@
+"""Helpers for nested dicts (observation dicts, stats dicts) that callers need to walk or transpose."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+def iterate_recursively(d: dict) -> Iterator[tuple[dict, Any, Any]]:
+    """Yield ``(parent_dict, key, value)`` for every non-dict leaf of the nested dict ``d``, depth first.
+
+    The parent dict comes with each leaf so that callers can replace leaves in place (``parent[key] = new``), which
+    is how nested observation dicts are converted leaf by leaf. Replacing a leaf during the walk is safe; adding or
+    removing keys is not.
+    """
+    for key, value in d.items():
+        if isinstance(value, dict):
+            yield from iterate_recursively(value)
+        else:
+            yield d, key, value
+
+
+def list_of_dicts_to_dict_of_lists(list_of_dicts: list[dict]) -> dict[Any, list]:
+    """``[{"a": 1, "b": 2}, {"a": 3}]`` -> ``{"a": [1, 3], "b": [2]}``: values gathered per key, in list order.
+
+    A key missing from some dicts gets only the values of the dicts that have it (stats of different episodes need
+    not report the same keys). Values are not recursed into.
+    """
+    result: dict[Any, list] = {}
+    for d in list_of_dicts:
+        for key, value in d.items():
+            result.setdefault(key, []).append(value)
+    return result

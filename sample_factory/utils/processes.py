@@ -1,0 +1,30 @@
+"""Decisions about the OS processes of a run that do not depend on what the process does: CPU pinning."""
+
+from __future__ import annotations
+
+
+def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) -> list[int] | None:
+    """The CPU cores rollout worker ``worker_idx`` of ``num_workers`` should be pinned to, or None to leave it free.
+
+    Cores are numbered ``0 .. cpu_count - 1`` (the i-th core the run may use; a caller restricted by an affinity mask
+    maps i to its i-th allowed core). Workers are spread evenly so no core runs two workers while another idles:
+
+    - ``num_workers >= cpu_count``: one core each, round robin (worker ``i`` gets core ``i % cpu_count``);
+    - ``cpu_count > num_workers``: each worker gets its own contiguous share of ``cpu_count / num_workers`` cores
+      (shares differ by at most one core when the division is not exact), so env threads have room to run.
+
+    None when there is nothing to pin: a single core, where pinning cannot change anything.
+    """
+    if num_workers < 1 or cpu_count < 1:
+        raise ValueError(
+            f"cores_for_worker_process needs num_workers >= 1 and cpu_count >= 1, got {num_workers=}, {cpu_count=}"
+        )
+    if not 0 <= worker_idx < num_workers:
+        raise ValueError(f"worker_idx={worker_idx} is not a worker of {num_workers} (0..{num_workers - 1})")
+    if cpu_count == 1:
+        return None
+    if num_workers >= cpu_count:
+        return [worker_idx % cpu_count]
+    first = worker_idx * cpu_count // num_workers
+    last = (worker_idx + 1) * cpu_count // num_workers
+    return list(range(first, last))

@@ -1,0 +1,42 @@
+"""cat_tensordicts joins TensorDicts along dim 0, leaf by leaf."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sample_factory.algo.utils.tensor_dict import TensorDict, cat_tensordicts
+
+
+def _td(start: int, n: int) -> TensorDict:
+    values = torch.arange(start, start + n)
+    return TensorDict(
+        {"rewards": values.float(), "obs": {"img": values.reshape(n, 1, 1).expand(n, 2, 2).clone(), "vec": values}}
+    )
+
+
+def test_leaves_concatenated_in_order_nested_too():
+    out = cat_tensordicts([_td(0, 2), _td(10, 3)])
+    assert isinstance(out, TensorDict) and isinstance(out["obs"], TensorDict)
+    assert out.rewards.tolist() == [0.0, 1.0, 10.0, 11.0, 12.0]
+    assert out["obs"]["vec"].tolist() == [0, 1, 10, 11, 12]
+    assert out["obs"]["img"].shape == (5, 2, 2) and out["obs"]["img"][3].unique().tolist() == [11]
+
+
+def test_different_keys_are_an_error_naming_them():
+    other = _td(0, 1)
+    del other["obs"]["vec"]
+    with pytest.raises(KeyError, match="under 'obs'"):
+        cat_tensordicts([_td(0, 1), other])
+
+
+def test_dict_versus_tensor_is_an_error():
+    other = _td(0, 1)
+    other["obs"] = torch.zeros(1)
+    with pytest.raises(TypeError, match="'obs' is a dict in some"):
+        cat_tensordicts([_td(0, 1), other])
+
+
+def test_empty_list_is_an_error():
+    with pytest.raises(ValueError, match="at least one"):
+        cat_tensordicts([])
