@@ -37,7 +37,7 @@ from sample_factory.algo.runners.stats import (
 )
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
-from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
+from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus, memory_stats
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.cfg.experiment_files import already_finished, save_config
 from sample_factory.utils.logging_setup import init_file_logger, log
@@ -83,7 +83,6 @@ class AlgoObserver:
 # handler(runner, msg, policy_id); msg = {"episodic": {"reward", "len", "true_objective", "episode_extra_stats"},
 # "policy_id": policy_id}
 EpisodicStatsHandler = Callable[["Runner", dict, PolicyID], None]
-EPISODIC_KEY = "episodic"
 
 
 class Runner:
@@ -174,7 +173,7 @@ class Runner:
     def handle_episode(self, policy_id: PolicyID, reward: float, length: int, objective: float, extra) -> None:
         """Hand one finished episode to every registered episodic stats handler."""
         episode = {"reward": reward, "len": length, "true_objective": objective, "episode_extra_stats": extra or {}}
-        msg = {EPISODIC_KEY: episode, "policy_id": policy_id}
+        msg = {EPISODIC: episode, "policy_id": policy_id}
         for handler in self.episodic_stats_handlers:
             try:
                 handler(self, msg, policy_id)

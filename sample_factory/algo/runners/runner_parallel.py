@@ -21,6 +21,7 @@ from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbo
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.processes import cores_for_worker_process
 from sample_factory.utils.typing import Config, StatusCode
 
 RUNNER_LOOP = "runner"
@@ -33,8 +34,10 @@ def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) ->
         if cfg.default_niceness:
             os.nice(cfg.default_niceness)
         if cfg.set_workers_cpu_affinity and worker_idx is not None and hasattr(os, "sched_setaffinity"):
-            cores = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, {cores[worker_idx % len(cores)]})
+            allowed = sorted(os.sched_getaffinity(0))  # the i-th core of the run is the i-th allowed one
+            cores = cores_for_worker_process(worker_idx, cfg.num_workers, len(allowed))
+            if cores is not None:
+                os.sched_setaffinity(0, {allowed[i] for i in cores})
         if cfg.force_envs_single_thread:
             from threadpoolctl import threadpool_limits
 
