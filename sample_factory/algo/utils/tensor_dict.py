@@ -74,3 +74,16 @@ class TensorDict(dict):
 
     def numel_bytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self.leaves())
+
+
+def copy_slots(src: TensorDict, slots: Tensor, dst: TensorDict) -> None:
+    """``dst[i] = src[slots[i]]`` for every leaf, written into the existing ``dst`` tensors.
+
+    The one way trajectories leave the shared slot buffers (into a training batch or a consumer's private copy):
+    a single ``index_select`` per leaf and no new allocation, so the slots can be freed right after.
+    """
+    for key, value in src.items():
+        if isinstance(value, dict):
+            copy_slots(value, slots, dst[key])
+        else:
+            torch.index_select(value, 0, slots, out=dst[key])
