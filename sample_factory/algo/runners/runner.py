@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import threading
 import time
 
 from sample_factory.algo.learning.checkpoints import best_metric_value
@@ -83,6 +84,9 @@ class Runner(Component):
         )
 
     def install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set handlers; a caller that starts us from another thread keeps its own
+
         def handler(signum, _frame):
             if not self._interrupted:
                 log.warning("Received %s: stopping, saving checkpoints", signal.Signals(signum).name)
