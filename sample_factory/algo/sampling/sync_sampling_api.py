@@ -24,8 +24,8 @@ What this module decides, and why:
   growing memory without limit.
 - ``get_trajectories_sync`` returns ``None`` after ``stop()``, and once the sampler stopped by itself and everything
   it collected was taken: at ``--train_for_env_steps``/``--train_for_seconds`` (default: practically never), on Ctrl+C
-  (when started from the main thread), or when a component failed. ``stop()`` stops and joins every process and
-  returns the run's ExperimentStatus.
+  (when started from the main thread; ``stop()`` gives the caller's SIGINT/SIGTERM handlers back), or when a
+  component failed. ``stop()`` stops and joins every process and returns the run's ExperimentStatus.
 - The policy is fixed: the weights in ``param_servers`` (read again whenever their version changes, so a caller that
   publishes new weights samples with them), else the experiment's latest checkpoint, else a fresh model.
 - One policy: with ``--num_policies`` above 1 the returned TensorDict could not say whose it is; use
@@ -39,6 +39,7 @@ from __future__ import annotations
 import atexit
 import collections
 import queue
+import signal
 import threading
 from collections.abc import Mapping
 from functools import partial
@@ -144,6 +145,7 @@ class SyncSamplingAPI:
         self._error: BaseException | None = None
         self._started = False
         self._stopped = False
+        self._saved_handlers: dict[int, Any] = {}
 
     # ---------------------------------------------------------------- life cycle
     def start(self) -> None:
@@ -152,6 +154,7 @@ class SyncSamplingAPI:
             raise RuntimeError("SyncSamplingAPI.start() was already called: create a new SyncSamplingAPI to restart")
         self._started = True
         specs = partial(handoff_specs, handoff=self.handoff)
+        self._saved_handlers = _current_signal_handlers()  # the runner installs its own; stop() gives these back
         self.cfg, self.runner = make_sampler_runner(self.cfg, specs, self.env_info, self.param_servers)
         status = self.runner.init()
         if status != ExperimentStatus.SUCCESS:
@@ -228,6 +231,7 @@ class SyncSamplingAPI:
         else:
             self._stop_parallel()
         _discard(self.handoff)  # the caller asked to stop: what is still queued is not delivered
+        _restore_signal_handlers(self._saved_handlers)
         if self._error is not None:
             raise RuntimeError("the sampler's runner failed (see its traceback above)") from self._error
         return self.status
@@ -267,3 +271,22 @@ def _discard(q: queue.Queue) -> None:
             q.get_nowait()
         except queue.Empty:
             return
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _current_signal_handlers() -> dict[int, Any]:
+    """The caller's SIGINT/SIGTERM handlers (only the main thread has any to save)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+
+
+def _restore_signal_handlers(handlers: dict[int, Any]) -> None:
+    """After stop(), Ctrl+C must reach the caller's script again instead of a runner that is gone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)

@@ -126,3 +126,24 @@ def test_given_weights_are_checked(tmp_path):
         as_policy_weights(threading_locked, 0, serial=False)
     with pytest.raises(ValueError, match=r"no entry for policies \[1\]"):
         sampling_policy_weights(_cfg(tmp_path, "--num_policies=2"), env_info, True, {0: serial_weights})
+
+
+def test_sampling_never_imports_the_batcher_or_the_learner():
+    """Samplers and learners meet only through the buffers the runner wires."""
+    import ast
+    import pathlib
+
+    import sample_factory.algo.sampling as sampling
+
+    for path in pathlib.Path(sampling.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith(
+                    ("sample_factory.algo.learning.batcher", "sample_factory.algo.learning.learner")
+                ), f"{path.name} imports {name}"

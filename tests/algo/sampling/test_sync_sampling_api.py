@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import queue
 
 import gymnasium as gym
@@ -17,6 +18,7 @@ from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.algo.utils.shared_buffers import LocalQueue, allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_utils import register_env
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
 ROLLOUT = 8
@@ -112,3 +114,54 @@ def test_full_queue_keeps_trajectories_in_their_slots_until_the_caller_takes_one
             break
     assert handoff.get_nowait()["rewards"][0, 0] == 3.0
     assert free.get_many() == [3]
+
+
+def test_parallel_sampler_stops_every_process(tmp_path):
+    sampler = SyncSamplingAPI(_cfg(tmp_path, "--serial_mode=False"))
+    sampler.start()
+    try:
+        trajectories = [sampler.get_trajectories_sync() for _ in range(3)]
+        assert multiprocessing.active_children()  # the workers are processes
+    finally:
+        status = sampler.stop()
+    assert status == ExperimentStatus.SUCCESS
+    assert all(t["rewards"].shape[1] == ROLLOUT for t in trajectories)
+    assert multiprocessing.active_children() == []
+    assert sampler.get_trajectories_sync() is None
+
+
+class _ExplodingEnv(gym.Wrapper):
+    def step(self, action):
+        raise RuntimeError("the simulator exploded on purpose")
+
+
+def _make_exploding_env(full_env_name, cfg=None, env_config=None, render_mode=None):
+    return _ExplodingEnv(gym.make("CartPole-v1"))
+
+
+def test_a_failing_component_ends_the_stream_with_a_failure_status(tmp_path):
+    register_env("exploding_cartpole_api", _make_exploding_env)
+    cfg = _cfg(tmp_path, "--num_workers=1")
+    cfg.env = "exploding_cartpole_api"
+    sampler = SyncSamplingAPI(cfg)
+    sampler.start()
+    assert sampler.get_trajectories_sync() is None
+    assert sampler.stop() == ExperimentStatus.FAILURE
+
+
+def test_stop_gives_the_callers_signal_handlers_back(tmp_path):
+    import signal
+
+    def mine(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        sampler = SyncSamplingAPI(_cfg(tmp_path))
+        sampler.start()
+        assert signal.getsignal(signal.SIGINT) is not mine  # while sampling, Ctrl+C stops the sampler
+        sampler.get_trajectories_sync()
+        sampler.stop()
+        assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, previous)
