@@ -23,13 +23,18 @@ def make_runner(cfg: Config, learner_specs=None) -> tuple[Config, Runner]:
     Raises ConfigError with a message naming the flag and the fix.
     """
     cfg = prepare_experiment_dir(cfg)
+    return cfg, runner_class(cfg)(cfg, learner_specs)
+
+
+def runner_class(cfg: Config) -> type[Runner]:
+    """The serial runner for ``--serial_mode=True``, else the parallel one (imported only when chosen)."""
     if cfg.serial_mode:
         from sample_factory.algo.runners.runner_serial import SerialRunner
 
-        return cfg, SerialRunner(cfg, learner_specs)
+        return SerialRunner
     from sample_factory.algo.runners.runner_parallel import ParallelRunner
 
-    return cfg, ParallelRunner(cfg, learner_specs)
+    return ParallelRunner
 
 
 def run_rl(cfg: Config) -> StatusCode:

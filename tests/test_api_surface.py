@@ -111,9 +111,8 @@ def test_name_exists_with_its_parameters(module: str, name: str, params: list[st
 
 
 def test_constants_have_sample_factory_2_values() -> None:
-    from sample_factory.utils.algo_version import ALGO_VERSION
-
     from sample_factory.algo.utils.misc import EPISODIC
+    from sample_factory.utils.algo_version import ALGO_VERSION
 
     assert EPISODIC == "episodic" and ALGO_VERSION == 83
 

@@ -175,3 +175,28 @@ def test_make_dones_for_all_container_kinds():
     result = make_dones(torch.tensor([True, False]), torch.tensor([False, False]))
     assert isinstance(result, torch.Tensor)
     assert result.tolist() == [True, False]
+
+
+def test_samples_per_trajectory_counts_steps_not_bootstrap_columns():
+    from sample_factory.algo.utils.rl_utils import samples_per_trajectory
+    from sample_factory.algo.utils.tensor_dict import TensorDict
+
+    n, t = 3, 5
+    batch = TensorDict(
+        obs=TensorDict(obs=torch.zeros(n, t + 1, 4)),
+        rnn_states=torch.zeros(n, t + 1, 8),
+        rewards=torch.zeros(n, t),
+        valids=torch.zeros(n, t, dtype=torch.bool),  # inactive agents' steps still count
+    )
+    assert samples_per_trajectory(batch) == n * t
+    assert samples_per_trajectory(batch[1]) == t  # one trajectory [T]
+    assert samples_per_trajectory(batch[0:0]) == 0
+
+
+def test_samples_per_trajectory_rejects_what_is_not_a_trajectory():
+    from sample_factory.algo.utils.rl_utils import samples_per_trajectory
+
+    with pytest.raises(ValueError, match="'rewards'"):
+        samples_per_trajectory({"obs": torch.zeros(2, 3)})
+    with pytest.raises(ValueError, match="Tensor"):
+        samples_per_trajectory(torch.zeros(2, 3))

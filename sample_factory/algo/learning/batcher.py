@@ -17,18 +17,9 @@ import torch
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories, trajectories_per_batch
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.utils.typing import Config, PolicyID
-
-
-def copy_slots(src: TensorDict, slots: torch.Tensor, dst: TensorDict) -> None:
-    """``dst[i] = src[slots[i]]`` for every leaf, written into the existing ``dst`` tensors."""
-    for key, value in src.items():
-        if isinstance(value, dict):
-            copy_slots(value, slots, dst[key])
-        else:
-            torch.index_select(value, 0, slots, out=dst[key])
 
 
 class Batcher(Component):

@@ -46,6 +46,9 @@ class LoopSpec:
     kind: str  # "rollout", "inference" or "learner"
     component_names: list[str]
     build: Callable[[Router, SharedState], list[Component]]
+    # built on the runner's own loop instead of a child process (parallel mode): a consumer that hands trajectories
+    # to code in the main process, e.g. the synchronous sampling API
+    in_main_process: bool = False
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:

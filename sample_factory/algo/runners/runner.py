@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -233,6 +234,9 @@ class RunnerComponent(Component):
         )
 
     def install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set handlers; a caller that starts us from another thread keeps its own
+
         def handler(signum, _frame):
             if not self._interrupted:
                 log.warning("Received %s: stopping, saving checkpoints", signal.Signals(signum).name)

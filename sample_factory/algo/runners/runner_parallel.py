@@ -17,8 +17,10 @@ import time
 from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
 from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.processes import cores_for_worker_process
@@ -88,9 +90,19 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
 
 
 class ParallelRunner(Runner):
-    def __init__(self, cfg: Config, learner_specs=None, unique_name: str = "runner") -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        learner_specs=None,
+        env_info: EnvInfo | None = None,
+        policy_weights: list[PolicyWeights] | None = None,
+        unique_name: str = "runner",
+    ) -> None:
+        """``env_info`` and ``policy_weights`` skip making them here (the sampling API may be given both)."""
         super().__init__(cfg, unique_name)
         self.learner_specs = learner_specs
+        self.given_env_info = env_info
+        self.policy_weights = policy_weights
         self.runner: RunnerComponent | None = None
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}
@@ -103,18 +115,24 @@ class ParallelRunner(Runner):
         cfg = self.cfg
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
-        env_info = obtain_env_info(cfg)
+        env_info = self.given_env_info or obtain_env_info(cfg)
         # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
-        self.shared = shared = make_shared_state(cfg, env_info, serial=False)
-        specs = loop_specs(cfg, self.learner_specs)
+        self.shared = shared = make_shared_state(cfg, env_info, serial=False, weights=self.policy_weights)
+        all_specs = loop_specs(cfg, self.learner_specs)
+        specs = [spec for spec in all_specs if not spec.in_main_process]  # one child process each
         component_loops = {RUNNER: RUNNER_LOOP}
-        for spec in specs:
-            component_loops.update({name: spec.name for name in spec.component_names})
+        for spec in all_specs:
+            loop_name = RUNNER_LOOP if spec.in_main_process else spec.name
+            component_loops.update({name: loop_name for name in spec.component_names})
         self.inboxes = {RUNNER_LOOP: make_mp_inbox(), **{spec.name: make_mp_inbox() for spec in specs}}
         router = Router(component_loops, self.inboxes)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
-        self.runner.attach(loop, [n for spec in specs for n in spec.component_names])
+        self.runner.attach(loop, [n for spec in all_specs for n in spec.component_names])
+        for spec in all_specs:
+            if spec.in_main_process:
+                for component in spec.build(router, shared):
+                    loop.add_component(component)
         self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
 
@@ -142,6 +160,13 @@ class ParallelRunner(Runner):
         finally:
             self._join_all()
         return status
+
+    def request_stop_threadsafe(self) -> None:
+        """Ask the runner to stop from another thread of this process (the sampling API's caller).
+
+        Goes through the runner's inbox like any message, so the runner's loop thread does the stopping.
+        """
+        self.inboxes[RUNNER_LOOP].put((RUNNER, "request_stop", ()), block=True, timeout=10.0)
 
     def dead_processes(self) -> list[tuple[str, int]]:
         return [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None]

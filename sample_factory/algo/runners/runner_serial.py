@@ -10,8 +10,10 @@ from __future__ import annotations
 from sample_factory.algo.runners.components import loop_specs
 from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.typing import Config, StatusCode
 
@@ -19,16 +21,26 @@ LOOP = "main"
 
 
 class SerialRunner(Runner):
-    def __init__(self, cfg: Config, learner_specs=None, unique_name: str = "runner") -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        learner_specs=None,
+        env_info: EnvInfo | None = None,
+        policy_weights: list[PolicyWeights] | None = None,
+        unique_name: str = "runner",
+    ) -> None:
+        """``env_info`` and ``policy_weights`` skip making them here (the sampling API may be given both)."""
         super().__init__(cfg, unique_name)
         self.learner_specs = learner_specs
+        self.given_env_info = env_info
+        self.policy_weights = policy_weights
         self.runner: RunnerComponent | None = None
 
     def init(self) -> StatusCode:
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
-        env_info = obtain_env_info(self.cfg)
-        shared = make_shared_state(self.cfg, env_info, serial=True)
+        env_info = self.given_env_info or obtain_env_info(self.cfg)
+        shared = make_shared_state(self.cfg, env_info, serial=True, weights=self.policy_weights)
         specs = loop_specs(self.cfg, self.learner_specs)
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})

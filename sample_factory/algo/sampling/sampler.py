@@ -2,36 +2,57 @@
 
 Each finished trajectory is handed to a user function instead of a learner, e.g. to
 collect a dataset, evaluate a policy at scale or measure an env with a real model in
-the loop. The policy is the freshly initialised model, or the weights of the
-experiment's latest checkpoint when one exists.
+the loop. The policy is the weights the caller gives (``param_servers``), else the
+experiment's latest checkpoint when one exists, else a freshly initialised model.
 
     def on_trajectories(policy_id: int, trajectories: TensorDict) -> None: ...
     status = run_sampler(cfg, on_trajectories)
 
 ``on_trajectories`` runs in a worker process in parallel mode, so it must be a
 module-level function; ``trajectories`` is a private copy ([N, T(+1), ...], the
-layout of ``shared_buffers``) that the function may keep.
+layout of ``shared_buffers``) that the function may keep. To pull trajectories
+from your own loop instead, see ``sync_sampling_api.SyncSamplingAPI``; to put the
+sampler's components on an event loop of your own, ``SerialSampler``.
+
+Samplers and learners meet only through the buffers the runner wires: nothing
+here imports the learning side.
 """
 
 from __future__ import annotations
 
+import collections
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
 
 import torch
 
-from sample_factory.algo.learning.batcher import copy_slots
-from sample_factory.algo.runners.components import LoopSpec, SharedState
+from sample_factory.algo.runners.components import (
+    LoopSpec,
+    SharedState,
+    build_inference_worker,
+    build_rollout_worker,
+)
+from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info, weights_lock
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
-from sample_factory.algo.utils.shared_buffers import allocate_trajectories
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import RUNNER, batcher_name
+from sample_factory.algo.utils.shared_buffers import (
+    PolicyWeights,
+    allocate_trajectories,
+    make_free_slot_queue,
+    num_trajectory_slots,
+)
+from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, rollout_worker_name
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 
 TrajectoryCallback = Callable[[PolicyID, TensorDict], None]
+# how many finished episodes SerialSampler keeps for inspection
+RECENT_EPISODES = 1000
 
 
 class TrajectoryConsumer(Component):
@@ -57,6 +78,10 @@ class TrajectoryConsumer(Component):
         self.send(RUNNER, "on_component_ready", self.name)
 
     def on_new_trajectories(self, slots: list[int], frames: int) -> None:
+        self.deliver(slots, frames)
+
+    def deliver(self, slots: list[int], frames: int) -> None:
+        """Copy the slots into a private TensorDict, give the slots back to the sampler, hand the copy over."""
         copy = allocate_trajectories(self.cfg, self.env_info, len(slots), share=False)
         with self.timing.add_time("copy"):
             copy_slots(self.traj, torch.tensor(slots, dtype=torch.int64), copy)
@@ -81,21 +106,255 @@ def _build_consumer(policy_id: PolicyID, callback: TrajectoryCallback, router: R
 
 
 def consumer_specs(cfg: Config, callback: TrajectoryCallback) -> list[LoopSpec]:
-    from functools import partial
-
     return [
         LoopSpec(f"sampler_p{p}", "learner", [batcher_name(p)], partial(_build_consumer, p, callback))
         for p in range(cfg.num_policies)
     ]
 
 
+# ---------------------------------------------------------------- the policy the sampler acts with
+def as_policy_weights(server: Any, policy_id: PolicyID, serial: bool) -> PolicyWeights:
+    """Our ``PolicyWeights`` behind what a caller passes for a policy: itself, or a ParameterServer's ``weights``.
+
+    In parallel mode the weights travel to the inference processes, so their lock must be a multiprocessing one.
+    """
+    weights = server if isinstance(server, PolicyWeights) else getattr(server, "weights", None)
+    if weights is None and hasattr(server, "weights"):
+        raise ValueError(
+            f"param_servers[{policy_id}] has published no weights yet: call its init(model) before starting the sampler"
+        )
+    if not isinstance(weights, PolicyWeights):
+        raise TypeError(
+            f"param_servers[{policy_id}] is a {type(server).__name__}: pass a model_sharing.ParameterServer or a "
+            "shared_buffers.PolicyWeights per policy id"
+        )
+    if not serial and isinstance(weights.lock, (type(threading.Lock()), type(weights_lock(serial=True)))):
+        raise ValueError(
+            f"param_servers[{policy_id}] locks with an in-process lock, which worker processes cannot share: create "
+            "it for parallel mode (ParameterServer(..., serial_mode=False)) or run with --serial_mode=True"
+        )
+    return weights
+
+
+def sampling_policy_weights(
+    cfg: Config, env_info: EnvInfo, serial: bool, param_servers: Mapping[PolicyID, Any] | None = None
+) -> list[PolicyWeights]:
+    """The weights each policy samples with: the caller's, else the latest checkpoint's, else fresh ones."""
+    if param_servers:
+        missing = [p for p in range(cfg.num_policies) if p not in param_servers]
+        if missing:
+            raise ValueError(
+                f"param_servers has no entry for policies {missing} of --num_policies={cfg.num_policies}: pass one "
+                "per policy id, or none to sample with the latest checkpoint (or a fresh model)"
+            )
+        return [as_policy_weights(param_servers[p], p, serial) for p in range(cfg.num_policies)]
+    weights = initial_policy_weights(cfg, env_info, serial)
+    for policy_id, policy_weights in enumerate(weights):
+        _load_latest_checkpoint(cfg, policy_id, policy_weights)
+    return weights
+
+
+def _load_latest_checkpoint(cfg: Config, policy_id: PolicyID, weights: PolicyWeights) -> None:
+    from sample_factory.algo.learning.checkpoints import load_latest_checkpoint
+
+    state = load_latest_checkpoint(cfg, policy_id)
+    if state is None:
+        return
+    try:
+        weights.publish(state["model"], int(state.get("policy_version", 0)))
+    except (KeyError, RuntimeError) as exc:
+        raise ValueError(
+            f"The latest checkpoint of policy {policy_id} does not fit the model these flags build ({exc}): pass the "
+            "model flags it was trained with, or --restart_behavior=restart to sample with a fresh model"
+        ) from exc
+
+
+def make_sampler_runner(
+    cfg: Config,
+    consumers: Callable[[Config], list[LoopSpec]],
+    env_info: EnvInfo | None = None,
+    param_servers: Mapping[PolicyID, Any] | None = None,
+):
+    """``(cfg, runner)`` whose learners are replaced by ``consumers``: the sampler-alone counterpart of make_runner.
+
+    Applies ``--restart_behavior`` like training (so a resumed experiment's config and checkpoints are used),
+    then picks the serial or parallel runner.
+    """
+    from sample_factory.cfg.experiment_files import prepare_experiment_dir
+
+    cfg = prepare_experiment_dir(cfg)
+    cfg.save_every_sec = 0
+    env_info = env_info or obtain_env_info(cfg)
+    weights = sampling_policy_weights(cfg, env_info, cfg.serial_mode, param_servers)
+    from sample_factory.train import runner_class
+
+    return cfg, runner_class(cfg)(cfg, consumers, env_info=env_info, policy_weights=weights)
+
+
 def run_sampler(cfg: Config, callback: TrajectoryCallback) -> StatusCode:
     """Sample with the current (fixed) policy until ``--train_for_env_steps`` or ``--train_for_seconds``."""
-    from functools import partial
-
-    from sample_factory.train import make_runner
-
-    cfg.save_every_sec = 0
-    cfg, runner = make_runner(cfg, learner_specs=partial(consumer_specs, callback=callback))
+    cfg, runner = make_sampler_runner(cfg, partial(consumer_specs, callback=callback))
     status = runner.init()
     return runner.run() if status == ExperimentStatus.SUCCESS else status
+
+
+# ---------------------------------------------------------------- SerialSampler
+class SerialSampler:
+    """The sampler's components (rollout and inference workers) on an event loop of the caller's, in this process.
+
+    Sample Factory 2's name and first parameters. For us:
+
+    - ``event_loop``: an :class:`~sample_factory.algo.utils.event_loop.EventLoop`; ``init()`` adds the components
+      and registers their names with its router. It must not already hold a runner: the sampler brings a small
+      control component under the runner's name (it starts sampling once every component is ready, counts env
+      steps and fans out ``stop()``).
+    - ``buffer_mgr``: where trajectories are written. ``None`` allocates our trajectory slots and their free-slot
+      queue here; otherwise anything with ``traj`` (slot TensorDict in the ``shared_buffers`` layout) and
+      ``free_slots`` (queue of free slot indices), e.g. the ``SharedState`` of ``runners.setup.make_shared_state``.
+    - ``param_servers``: ``{policy_id: ParameterServer or PolicyWeights}``, the weights each policy acts with
+      (read again whenever their version changes); ``None`` for a freshly initialised model per policy.
+    - ``env_info``: ``None`` creates one env to read it.
+    - ``on_trajectories(policy_id, trajectories)`` (ours): called on the loop with each finished trajectory batch
+      ([N, T(+1), ...], a private copy). Without it they are kept until ``take_trajectories()``.
+
+    Life cycle: ``init()``; the components start when the loop runs (``EventLoop.run()``/``start_components()``), or
+    at once if it already does; ``stop()`` (from the loop's thread, e.g. inside ``on_trajectories``) asks every
+    component to stop; the loop ends once all of its components have stopped, and then closes the envs.
+    """
+
+    def __init__(
+        self,
+        event_loop: EventLoop,
+        buffer_mgr: Any,
+        param_servers: Mapping[PolicyID, Any] | None,
+        cfg: Config,
+        env_info: EnvInfo | None,
+        on_trajectories: TrajectoryCallback | None = None,
+    ) -> None:
+        if not isinstance(event_loop, EventLoop):
+            raise TypeError(f"event_loop must be a sample_factory EventLoop, got {type(event_loop).__name__}")
+        if event_loop.router.has_component(RUNNER):
+            raise ValueError(
+                "SerialSampler: the event loop already has a runner component; give the sampler a loop of its own "
+                "(a runner already drives sampling itself)"
+            )
+        self.loop = event_loop
+        self.cfg = cfg
+        self.env_info = env_info or obtain_env_info(cfg)
+        traj, free_slots = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
+        if param_servers:
+            weights = sampling_policy_weights(cfg, self.env_info, True, param_servers)
+        else:
+            weights = initial_policy_weights(cfg, self.env_info, serial=True)
+        self.shared = SharedState(cfg, self.env_info, traj, free_slots, weights, serial=True)
+        self.trajectories: collections.deque[tuple[PolicyID, TensorDict]] = collections.deque()
+        self.on_trajectories = on_trajectories or (lambda p, t: self.trajectories.append((p, t)))
+        self.control: _SamplerControl | None = None
+
+    def init(self) -> None:
+        """Build the components (our ``components.py`` builders) onto the loop; once only."""
+        if self.control is not None:
+            return
+        cfg, router = self.cfg, self.loop.router
+        components: list[Component] = []
+        for p in range(cfg.num_policies):
+            components += _build_consumer(p, self.on_trajectories, router, self.shared)
+            for j in range(cfg.policy_workers_per_policy):
+                components += build_inference_worker(p, j, router, self.shared)
+        for w in range(cfg.num_workers):
+            components += build_rollout_worker(w, router, self.shared)
+        rollout_workers = [rollout_worker_name(w) for w in range(cfg.num_workers)]
+        self.control = _SamplerControl(router, [c.name for c in components], rollout_workers)
+        for component in [self.control, *components]:
+            router.component_loops[component.name] = self.loop.name
+            self.loop.add_component(component)
+            if self.loop.running:
+                component.on_start()
+
+    def stop(self) -> None:
+        """Ask every component to stop (no-op before ``init()`` or when already stopping)."""
+        if self.control is not None:
+            self.control.request_stop()
+
+    def take_trajectories(self) -> list[tuple[PolicyID, TensorDict]]:
+        """The ``(policy_id, trajectories)`` kept so far (when no ``on_trajectories`` was given), oldest first."""
+        taken = list(self.trajectories)
+        self.trajectories.clear()
+        return taken
+
+    @property
+    def env_steps(self) -> dict[PolicyID, int]:
+        """Env frames sampled per policy so far."""
+        return dict(self.control.env_steps) if self.control else {}
+
+    @property
+    def recent_episodes(self) -> list[tuple]:
+        """The last finished episodes: ``(policy_id, reward, length, true_objective, extra_stats)``."""
+        return list(self.control.episodes) if self.control else []
+
+    @property
+    def error(self) -> str | None:
+        """The traceback of the first component that failed (the sampler then stops), else None."""
+        return self.control.error if self.control else None
+
+
+def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tuple[TensorDict, Any]:
+    if buffer_mgr is None:
+        num_slots = num_trajectory_slots(cfg, env_info)
+        return allocate_trajectories(cfg, env_info, num_slots, share=False), make_free_slot_queue(True, num_slots)
+    traj, free_slots = getattr(buffer_mgr, "traj", None), getattr(buffer_mgr, "free_slots", None)
+    if not isinstance(traj, TensorDict) or free_slots is None:
+        raise TypeError(
+            f"buffer_mgr ({type(buffer_mgr).__name__}) must have 'traj' (trajectory slot TensorDict) and "
+            "'free_slots' (free slot queue), like runners.setup.make_shared_state(...); or pass None to allocate them"
+        )
+    return traj, free_slots
+
+
+class _SamplerControl(Component):
+    """Stands in for the runner next to a SerialSampler: starts sampling, counts, stops."""
+
+    def __init__(self, router: Router, component_names: list[str], rollout_workers: list[str]) -> None:
+        super().__init__(RUNNER, router)
+        self.component_names = component_names
+        self.rollout_workers = rollout_workers
+        self.ready: set[str] = set()
+        self.stopped: set[str] = set()
+        self.stopping = False
+        self.sampling = False
+        self.env_steps: dict[PolicyID, int] = collections.defaultdict(int)
+        self.episodes: collections.deque = collections.deque(maxlen=RECENT_EPISODES)
+        self.error: str | None = None
+
+    def on_component_ready(self, name: str) -> None:
+        self.ready.add(name)
+        if self.ready >= set(self.component_names) and not self.stopping and not self.sampling:
+            self.sampling = True
+            for worker in self.rollout_workers:
+                self.send(worker, "on_begin_sampling")
+
+    def on_heartbeat(self, name: str) -> None:
+        """Liveness is the caller's concern on its own loop: nothing to watch here."""
+
+    def on_episodes_finished(self, episodes: list) -> None:
+        self.episodes.extend(episodes)
+
+    def on_train_stats(self, policy_id: PolicyID, stats: dict | None, env_steps: int) -> None:
+        self.env_steps[policy_id] = env_steps
+
+    def on_component_error(self, name: str, tb: str) -> None:
+        log.error("SerialSampler: component %s failed, stopping the sampler", name)
+        self.error = self.error or tb
+        self.request_stop()
+
+    def on_component_stopped(self, name: str, tree: str) -> None:
+        self.stopped.add(name)
+        if self.stopped >= set(self.component_names):
+            self.loop.component_stopped(self.name)
+
+    def request_stop(self) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        for name in self.component_names:
+            self.send(name, "on_stop_requested")

@@ -152,11 +152,23 @@ class EventLoop:
             self.running = False
 
     def run(self) -> None:
+        self.start_components()
+        while self.running:
+            self.run_once()
+        self.stop_components()
+
+    def start_components(self) -> None:
+        """First half of ``run()``: mark the loop running and start every component.
+
+        For a caller that drives the loop itself with ``run_once()`` (the synchronous sampling API in serial mode
+        pumps it only while its user waits for data) and ends with ``stop_components()``.
+        """
         self.running = True
         for component in list(self.components.values()):
             component.on_start()
-        while self.running:
-            self.run_once()
+
+    def stop_components(self) -> None:
+        """Last half of ``run()``: every component releases its resources (closes envs, ...)."""
         for component in list(self.components.values()):
             component.on_stop()
 

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from sample_factory.algo.utils.tensor_dict import TensorDict
+
 
 def _as_float(x: Tensor, like: Tensor) -> Tensor:
     """Bool or integer flags as floats of ``like``'s dtype, so they can be mixed into arithmetic."""
@@ -178,3 +180,20 @@ def make_dones(terminated: Flags, truncated: Flags) -> Flags:
     if isinstance(terminated, (list, tuple)):
         return [bool(term or trunc) for term, trunc in zip(terminated, truncated, strict=True)]
     return bool(terminated or truncated)
+
+
+def samples_per_trajectory(trajectory: TensorDict) -> int:
+    """How many env steps (samples, one per agent step) a trajectory TensorDict holds.
+
+    Counted from ``rewards``, the one per-step field every trajectory has: ``[N, T]`` for N trajectories of T steps
+    (``obs`` and ``rnn_states`` carry one extra column, so they would overcount), ``[T]`` for a single one. Steps of
+    inactive agents (``valids`` False) are counted too: they occupy the trajectory like any other step. Frameskip
+    is not applied: one sample is one decision of the policy.
+    """
+    if not isinstance(trajectory, dict) or "rewards" not in trajectory:
+        found = sorted(trajectory) if isinstance(trajectory, dict) else type(trajectory).__name__
+        raise ValueError(
+            f"samples_per_trajectory expects a trajectory TensorDict with a 'rewards' tensor [N, T], got {found}: "
+            "pass what the sampler returned (e.g. SyncSamplingAPI.get_trajectories_sync())"
+        )
+    return int(trajectory["rewards"].numel())

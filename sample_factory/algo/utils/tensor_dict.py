@@ -109,3 +109,16 @@ def _cat_dicts(dicts: list[dict], path: str) -> TensorDict:
         else:
             out[key] = torch.cat(parts, dim=0)
     return out
+
+
+def copy_slots(src: TensorDict, slots: Tensor, dst: TensorDict) -> None:
+    """``dst[i] = src[slots[i]]`` for every leaf, written into the existing ``dst`` tensors.
+
+    The one way trajectories leave the shared slot buffers (into a training batch or a consumer's private copy):
+    a single ``index_select`` per leaf and no new allocation, so the slots can be freed right after.
+    """
+    for key, value in src.items():
+        if isinstance(value, dict):
+            copy_slots(value, slots, dst[key])
+        else:
+            torch.index_select(value, 0, slots, out=dst[key])
