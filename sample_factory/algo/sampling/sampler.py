@@ -336,10 +336,13 @@ class _SamplerControl(Component):
     def on_heartbeat(self, name: str) -> None:
         """Liveness is the caller's concern on its own loop: nothing to watch here."""
 
+    def on_envs_starting(self, name: str) -> None:
+        """Start-up time is the caller's concern too (a hung env blocks its loop anyway)."""
+
     def on_episodes_finished(self, episodes: list) -> None:
         self.episodes.extend(episodes)
 
-    def on_train_stats(self, policy_id: PolicyID, stats: dict | None, env_steps: int) -> None:
+    def on_train_stats(self, policy_id: PolicyID, stats: dict | None, env_steps: int, trained: bool = False) -> None:
         self.env_steps[policy_id] = env_steps
 
     def on_component_error(self, name: str, tb: str) -> None:
