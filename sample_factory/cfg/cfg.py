@@ -95,7 +95,8 @@ def add_sampling_args(p: ArgParser) -> None:
         "--batched_sampling",
         type=str2bool,
         default=False,
-        help="Step each worker's envs as one vector and pass whole tensors; suits vectorised or GPU envs.",
+        help="Step each split's envs as one batch and write whole steps at once. Works with any env (envs are stacked "
+        "one after another); a natively vectorised env alone in its split is used as is. Suits vectorised or GPU envs.",
     )
     g.add_argument(
         "--num_batches_to_accumulate",
@@ -445,7 +446,11 @@ def add_default_env_args(p: ArgParser) -> None:
         help="Cache spaces and agent count in a file so the main process need not create an env.",
     )
     g.add_argument(
-        "--env_gpu_actions", type=str2bool, default=False, help="The env takes actions as GPU tensors (GPU simulators)."
+        "--env_gpu_actions",
+        type=str2bool,
+        default=False,
+        help="The env takes actions as tensors on the training device (GPU simulators); needs --batched_sampling=True "
+        "and a natively vectorised env alone in each split.",
     )
     g.add_argument(
         "--env_gpu_observations",

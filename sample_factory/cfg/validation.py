@@ -13,6 +13,7 @@ from typing import Any
 
 from gymnasium import spaces
 
+from sample_factory.algo.utils.action_conversion import rows_are_env_actions
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
@@ -49,6 +50,7 @@ def validate_cfg(cfg: Config) -> None:
     problems = _range_problems(cfg)
     if not problems:  # divisibility checks would divide by zero on the values rejected above
         problems += _divisibility_problems(cfg)
+    problems += _sampling_problems(cfg)
     problems += _experiment_dir_problems(cfg)
     problems += unavailable_feature_problems(cfg)
     if problems:
@@ -140,6 +142,16 @@ def _divisibility_problems(cfg: Config) -> list[str]:
     return problems
 
 
+def _sampling_problems(cfg: Config) -> list[str]:
+    """Only the batched sampler hands an env its actions as one tensor; the non-batched one passes per-agent values."""
+    if cfg.env_gpu_actions and not cfg.batched_sampling:
+        return [
+            "--env_gpu_actions=True needs --batched_sampling=True (the non-batched sampler passes each env plain "
+            "per-agent actions, never a GPU tensor): add --batched_sampling=True or drop --env_gpu_actions"
+        ]
+    return []
+
+
 def _experiment_dir_problems(cfg: Config) -> list[str]:
     """The experiment folder must be a real sub-folder of a writable ``--train_dir``.
 
@@ -179,7 +191,13 @@ def verify_cfg(cfg: Config, env_info: Any) -> bool:
     ``env_info`` is the env's description (``obs_space``, ``action_space``), known only once an env exists,
     which is why these checks are separate from :func:`validate_cfg`.
     """
-    problems = _vtrace_problems(cfg) + _action_space_problems(cfg, env_info) + _obs_key_problems(cfg, env_info)
+    problems = (
+        _vtrace_problems(cfg)
+        + _action_space_problems(cfg, env_info)
+        + _obs_key_problems(cfg, env_info)
+        + _obs_space_problems(env_info)
+        + _gpu_actions_problems(cfg, env_info)
+    )
     for problem in problems:
         log.error(problem)
     return not problems
@@ -220,4 +238,46 @@ def _obs_key_problems(cfg: Config, env_info: Any) -> list[str]:
     missing = [key for key in keys if key not in available]
     if missing:
         return [f"--normalize_input_keys names {missing} that the observations lack; available keys: {available}"]
+    return []
+
+
+_STACKABLE_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
+def _obs_space_problems(env_info: Any) -> list[str]:
+    """Every observation (or Dict entry) must have a fixed shape: trajectory buffers stack them per actor and step."""
+    obs_space = env_info.obs_space
+    entries = obs_space.spaces.items() if isinstance(obs_space, spaces.Dict) else [("obs", obs_space)]
+    return [
+        f"observation {key!r} has space {space}, which cannot be stacked into the trajectory buffers (only Box, "
+        "Discrete, MultiDiscrete and MultiBinary, alone or as entries of a Dict, can): flatten it in an env wrapper "
+        "(e.g. gymnasium.wrappers.FlattenObservation) or split it into Dict entries"
+        for key, space in entries
+        if not isinstance(space, _STACKABLE_SPACES)
+    ]
+
+
+def _gpu_actions_problems(cfg: Config, env_info: Any) -> list[str]:
+    """GPU actions go only to a natively vectorised env alone in its split; others are stepped with numpy actions.
+
+    The rule matches ``sample_factory.algo.utils.make_env``: such an env is multi-agent (it steps many agents in one
+    call) and takes the stored action rows as they are.
+    """
+    if not (cfg.batched_sampling and cfg.env_gpu_actions):
+        return []
+    num_agents = int(getattr(env_info, "num_agents", 1))
+    vectorised = bool(getattr(env_info, "is_multiagent", num_agents > 1)) or num_agents > 1
+    if not vectorised or not rows_are_env_actions(env_info.action_space):
+        return [
+            f"--env_gpu_actions=True but the env (num_agents={num_agents}, actions {env_info.action_space}) is not "
+            "natively vectorised, so the batched sampler steps it one env at a time with numpy actions: drop "
+            "--env_gpu_actions"
+        ]
+    if cfg.num_envs_per_worker != cfg.worker_num_splits:
+        return [
+            f"--env_gpu_actions=True needs one vectorised env per split, but --num_envs_per_worker="
+            f"{cfg.num_envs_per_worker} and --worker_num_splits={cfg.worker_num_splits} put several in each split, "
+            f"which are stepped one after another with numpy actions: use --num_envs_per_worker="
+            f"{cfg.worker_num_splits} or drop --env_gpu_actions"
+        ]
     return []

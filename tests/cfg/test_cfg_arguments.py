@@ -151,9 +151,9 @@ def test_cfg_dict_is_a_copy_and_cfg_str_lists_every_parameter() -> None:
     assert cfg_dict(AttrDict(a=1)) == {"a": 1}
 
 
-def _env_info(action_space: spaces.Space, obs_space: spaces.Space | None = None) -> AttrDict:
+def _env_info(action_space: spaces.Space, obs_space: spaces.Space | None = None, num_agents: int = 1) -> AttrDict:
     obs_space = obs_space or spaces.Dict({"obs": spaces.Box(-1, 1, (3,))})
-    return AttrDict(obs_space=obs_space, action_space=action_space, num_agents=1)
+    return AttrDict(obs_space=obs_space, action_space=action_space, num_agents=num_agents)
 
 
 def test_verify_cfg_accepts_defaults() -> None:
@@ -186,3 +186,38 @@ def test_verify_cfg_rejects_unknown_normalize_input_keys(sf_log) -> None:
     assert "measurements" in sf_log.text(logging.ERROR)
     cfg.normalize_input_keys = ["obs"]
     assert verify_cfg(cfg, _env_info(spaces.Discrete(3))) is True
+
+
+@pytest.mark.parametrize(
+    ("obs_space", "key"),
+    [
+        (spaces.Tuple([spaces.Box(-1, 1, (2,)), spaces.Discrete(2)]), "'obs'"),
+        (spaces.Dict({"pos": spaces.Box(-1, 1, (2,)), "name": spaces.Text(8)}), "'name'"),
+    ],
+)
+def test_verify_cfg_rejects_observations_that_cannot_be_stacked(sf_log, obs_space: spaces.Space, key: str) -> None:
+    assert verify_cfg(default_cfg(), _env_info(spaces.Discrete(2), obs_space)) is False
+    error = sf_log.text(logging.ERROR)
+    assert f"observation {key}" in error and "gymnasium.wrappers.FlattenObservation" in error
+    stackable = spaces.Dict({"a": spaces.Box(-1, 1, (2,)), "b": spaces.Discrete(3), "c": spaces.MultiBinary(4)})
+    assert verify_cfg(default_cfg(), _env_info(spaces.Discrete(2), stackable)) is True
+
+
+def _gpu_actions_cfg(envs_per_worker: int, splits: int):
+    cfg = default_cfg()
+    cfg.batched_sampling, cfg.env_gpu_actions = True, True
+    cfg.num_envs_per_worker, cfg.worker_num_splits = envs_per_worker, splits
+    return cfg
+
+
+def test_verify_cfg_rejects_gpu_actions_for_envs_stepped_one_by_one(sf_log) -> None:
+    assert verify_cfg(_gpu_actions_cfg(2, 2), _env_info(spaces.Discrete(2))) is False
+    assert "not natively vectorised" in sf_log.text(logging.ERROR) and "drop --env_gpu_actions" in sf_log.text()
+    tuple_actions = spaces.Tuple([spaces.Discrete(2), spaces.Discrete(2)])
+    assert verify_cfg(_gpu_actions_cfg(2, 2), _env_info(tuple_actions, num_agents=64)) is False
+
+
+def test_verify_cfg_rejects_gpu_actions_with_several_vectorised_envs_per_split(sf_log) -> None:
+    assert verify_cfg(_gpu_actions_cfg(4, 2), _env_info(spaces.Discrete(2), num_agents=64)) is False
+    assert "use --num_envs_per_worker=2 or drop --env_gpu_actions" in sf_log.text(logging.ERROR)
+    assert verify_cfg(_gpu_actions_cfg(2, 2), _env_info(spaces.Discrete(2), num_agents=64)) is True

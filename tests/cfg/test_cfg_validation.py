@@ -55,11 +55,26 @@ def test_valid_config_passes_and_creates_train_dir(cfg) -> None:
             {"with_vtrace": True, "rollout": 32, "recurrence": 16},
             "--with_vtrace=True needs --recurrence equal to --rollout=32 (got --recurrence=16)",
         ),
+        (
+            {"env_gpu_actions": True, "batched_sampling": False},
+            "--env_gpu_actions=True needs --batched_sampling=True (the non-batched sampler passes each env plain "
+            "per-agent actions, never a GPU tensor): add --batched_sampling=True or drop --env_gpu_actions",
+        ),
         ({"recurrence": 0}, "--recurrence=0 must be >= 1"),
         ({"experiment": ".."}, "--experiment='..' must name a sub-folder of --train_dir"),
         ({"experiment": ""}, "--experiment='' must name a sub-folder of --train_dir"),
     ],
-    ids=["env_splits", "batch_recurrence", "batch_auto_recurrence", "rollout", "vtrace", "recurrence0", "up", "empty"],
+    ids=[
+        "env_splits",
+        "batch_recurrence",
+        "batch_auto_recurrence",
+        "rollout",
+        "vtrace",
+        "gpu_actions_non_batched",
+        "recurrence0",
+        "up",
+        "empty",
+    ],
 )
 def test_rule_names_flag_and_fix(cfg, overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError) as error:
@@ -84,6 +99,11 @@ def test_rule_names_flag_and_fix(cfg, overrides: dict, message: str) -> None:
 def test_counts_must_be_positive(cfg, name: str, value: int) -> None:
     with pytest.raises(ConfigError, match=f"--{name}={value} must be >= 1"):
         validate_cfg(_with(cfg, **{name: value}))
+
+
+def test_batched_sampling_accepts_any_split_layout_and_gpu_actions(cfg) -> None:
+    validate_cfg(_with(cfg, batched_sampling=True, num_envs_per_worker=8, worker_num_splits=2))
+    validate_cfg(_with(cfg, batched_sampling=True, env_gpu_actions=True))
 
 
 def test_vtrace_with_recurrence_equal_to_rollout_is_fine(cfg) -> None:

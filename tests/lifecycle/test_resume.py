@@ -24,19 +24,21 @@ def _final_state(train_dir: Path, experiment: str) -> dict:
     return torch.load(sorted(folder.glob("checkpoint_*.pth"))[-1], weights_only=True)
 
 
-def _train(train_dir: Path, experiment: str, steps: int) -> None:
-    args = cartpole_args(train_dir, experiment, steps, *SYNC_SERIAL)
+def _train(train_dir: Path, experiment: str, steps: int, *extra: str) -> None:
+    args = cartpole_args(train_dir, experiment, steps, *SYNC_SERIAL, *extra)
     result = run_module(TRAIN, args)
     assert result.returncode == 0, result.output[-3000:]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
+@pytest.fixture(scope="module", params=[False, True], ids=["non_batched", "batched"])
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
+    """The batched sampler stacks the same envs and saves their states the same way, so it resumes exactly too."""
     train_dir = tmp_path_factory.mktemp("resume")
-    _train(train_dir, "full", 2 * N)
-    _train(train_dir, "resumed", N)
+    sampling = f"--batched_sampling={request.param}"
+    _train(train_dir, "full", 2 * N, sampling)
+    _train(train_dir, "resumed", N, sampling)
     half = _final_state(train_dir, "resumed")
-    _train(train_dir, "resumed", 2 * N)
+    _train(train_dir, "resumed", 2 * N, sampling)
     states = {"full": _final_state(train_dir, "full"), "half": half, "resumed": _final_state(train_dir, "resumed")}
     return train_dir, states
 

@@ -6,9 +6,10 @@ A split is a group of envs that step together. Each agent of each env is an
 - :class:`NonBatchedEnvRunner`: a list of ordinary (single- or multi-agent) envs,
   stepped one by one; results are staged in small numpy arrays and written to
   the shared slots with one indexed write per key per step.
-- :class:`BatchedEnvRunner`: one env object that steps many agents at once
-  (vectorised or GPU-simulated envs, ``--batched_sampling``); each write is a
-  single tensor operation for the whole split.
+- :class:`BatchedEnvRunner`: one batched env object that steps all of the split's
+  actors at once (``--batched_sampling``: a natively vectorised env, or any envs
+  stacked by ``make_env_func_batched``); each write is a single tensor operation
+  for the whole split.
 
 The runner never talks to other processes: the rollout worker does that.
 """
@@ -20,9 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from sample_factory.algo.utils.action_conversion import make_action_converter
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.shared_buffers import obs_space_dict
-from sample_factory.algo.utils.spaces.discretized import Discretized
+from sample_factory.algo.utils.make_env import BatchedVecEnv
+from sample_factory.algo.utils.shared_buffers import numpy_views, obs_space_dict
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 
 
@@ -49,52 +53,17 @@ class EpisodeStats:
         self.length[actor] = 0
 
 
-def make_action_converter(action_space):
-    """Returns ``row -> env action`` for one actor's stored action row.
-
-    Tuple actions are stored flat (one component per Discrete part, ``prod(shape)``
-    components per Box part); the converter cuts the row back into the parts.
-    """
-    import gymnasium as gym
-
-    if isinstance(action_space, Discretized):
-        return lambda a: action_space.to_continuous(int(a))
-    if isinstance(action_space, gym.spaces.Discrete):
-        start = int(action_space.start)
-        return (lambda a: int(a) + start) if start else int
-    if isinstance(action_space, gym.spaces.MultiDiscrete):
-        return lambda a: np.asarray(a, dtype=np.int64)
-    if isinstance(action_space, gym.spaces.Tuple):
-        parts = [(make_action_converter(s), _num_components(s), _is_scalar_action(s)) for s in action_space.spaces]
-
-        def convert(row):
-            out, i = [], 0
-            for conv, n, scalar in parts:
-                out.append(conv(row[i]) if scalar else conv(row[i : i + n]))
-                i += n
-            return tuple(out)
-
-        return convert
-    if isinstance(action_space, gym.spaces.Box):
-        shape = action_space.shape
-        return lambda a: np.asarray(a, dtype=action_space.dtype).reshape(shape)
-    return lambda a: a
+def split_env_config(cfg: Config, worker_idx: int, vector_index: int) -> AttrDict:
+    """The ``env_config`` of env ``vector_index`` of a worker: ``env_id`` is unique across the whole run."""
+    env_id = worker_idx * cfg.num_envs_per_worker + vector_index
+    return AttrDict(worker_index=worker_idx, vector_index=vector_index, env_id=env_id)
 
 
-def _is_scalar_action(space) -> bool:
-    import gymnasium as gym
-
-    return isinstance(space, gym.spaces.Discrete)
-
-
-def _num_components(space) -> int:
-    import gymnasium as gym
-
-    if isinstance(space, gym.spaces.Discrete):
-        return 1
-    if isinstance(space, gym.spaces.MultiDiscrete):
-        return len(space.nvec)
-    return int(np.prod(space.shape))
+def env_seed(cfg: Config, worker_idx: int, split: int, i: int) -> int | None:
+    """Seed of env ``i`` of a split: distinct for every env of a run, None (random) without ``--seed``."""
+    if cfg.seed is None:
+        return None
+    return cfg.seed * 100_003 + worker_idx * 1009 + split * 101 + i
 
 
 class SplitState:
@@ -203,61 +172,91 @@ class NonBatchedEnvRunner:
             env.close()
 
 
-class BatchedEnvRunner:
-    """Steps one env object that simulates all of the split's actors at once.
+def _numpy(value) -> np.ndarray:
+    """A flat CPU numpy view of a per-actor env output (a copy only for GPU tensors and lists)."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    value = np.asarray(value)
+    return value if value.ndim == 1 else value.reshape(-1)
 
-    The env follows the multi-agent protocol with ``num_agents`` = number of actors
-    and returns arrays or tensors (``obs`` as an array or a dict of arrays).
+
+class BatchedEnvRunner:
+    """Steps one batched env that simulates all of the split's actors at once.
+
+    ``env`` is a :class:`BatchedVecEnv` (from ``make_env_func_batched``); any other env is wrapped in one. Its
+    ``num_agents`` is the split's number of actors. Per step, actions are read and observations, rewards, dones and
+    time-outs written for all actors with one indexed operation each (on numpy views of the shared tensors, which
+    costs a fraction of a torch indexing call for small splits). Infos are read only when some actor has one:
+    ``is_active`` (inactive actors' steps are not trained on and not counted in episode stats) and ``num_frames``
+    (frameskip accounting), as in :class:`NonBatchedEnvRunner`.
     """
 
     def __init__(self, cfg: Config, env_info: EnvInfo, env, traj: dict, stats: EpisodeStats) -> None:
-        self.env = env
-        self.traj = traj  # torch tensors here: whole-split writes are single tensor ops
-        self.state = SplitState(env_info.num_agents)
+        self.env = env if isinstance(env, BatchedVecEnv) else BatchedVecEnv(env)
+        self.traj = numpy_views(traj) if isinstance(traj, TensorDict) else traj
+        n = self.env.num_agents
+        self.state = SplitState(n)
         self.stats = stats
-        self.plain_obs = not isinstance(getattr(env_info.obs_space, "spaces", None), dict)
         self.frames_per_step = max(1, env_info.frameskip)
-        self.last_dones = np.zeros(env_info.num_agents, dtype=bool)
+        self._active = np.ones(n, dtype=bool)
+        self._frames = np.zeros(n, dtype=np.int64)
+        self._dones = np.zeros(n, dtype=bool)
+        self._time_outs = np.zeros(n, dtype=bool)
+        self.last_dones = self._dones
 
-    def _slots(self) -> torch.Tensor:
-        return torch.from_numpy(self.state.slots)
-
-    def _write_obs(self, obs, t: int) -> None:
-        slots = self._slots()
-        obs_dict = {"obs": obs} if self.plain_obs else obs
-        for key, value in obs_dict.items():
-            self.traj["obs"][key][slots, t] = torch.as_tensor(value).to(self.traj["obs"][key].dtype)
+    def _write_obs(self, obs: dict, t: int) -> None:
+        for key, value in obs.items():
+            self.traj["obs"][key][self.state.slots, t] = (
+                value.cpu().numpy() if isinstance(value, torch.Tensor) else value
+            )
 
     def reset(self, seeds: list[int | None]) -> None:
-        obs, _ = self.env.reset(seed=seeds[0])
+        """Reset the batch; the first seed seeds it (env ``i`` of a sequential batch gets ``seeds[0] + i``)."""
+        obs, _ = self.env.reset_arrays(seed=seeds[0])
         self._write_obs(obs, 0)
         self.state.t = 0
 
     def step(self) -> None:
-        st, t = self.state, self.state.t
-        slots = self._slots()
-        actions = self.traj["actions"][slots, t]
-        obs, rewards, terminated, truncated, infos = self.env.step(actions)
-        rewards = torch.as_tensor(rewards, dtype=torch.float32).flatten()
-        terminated = torch.as_tensor(terminated, dtype=torch.bool).flatten()
-        truncated = torch.as_tensor(truncated, dtype=torch.bool).flatten()
-        dones = terminated | truncated
-        self.traj["rewards"][slots, t] = rewards
-        self.traj["dones"][slots, t] = dones.float()
-        self.traj["time_outs"][slots, t] = (truncated & ~terminated).float()
-        self.traj["valids"][slots, t] = True
+        st, t, traj = self.state, self.state.t, self.traj
+        slots = st.slots
+        obs, rewards, terminated, truncated, infos = self.env.step_arrays(traj["actions"][slots, t])
+        rewards, terminated, truncated = _numpy(rewards), _numpy(terminated), _numpy(truncated)
+        np.logical_or(terminated, truncated, out=self._dones)
+        np.greater(truncated, terminated, out=self._time_outs)  # truncated and not terminated
+        per_actor_infos = self._read_infos(infos)
+        traj["rewards"][slots, t] = rewards
+        traj["dones"][slots, t] = self._dones
+        traj["time_outs"][slots, t] = self._time_outs
+        traj["valids"][slots, t] = self._active
         self._write_obs(obs, t + 1)
-        self.last_dones = dones.numpy()
-        self._update_stats(rewards.numpy(), self.last_dones, infos)
-        st.frames += self.frames_per_step
+        self._update_stats(rewards, per_actor_infos)
         st.t = t + 1
 
-    def _update_stats(self, rewards: np.ndarray, dones: np.ndarray, infos) -> None:
-        self.stats.reward += rewards
-        self.stats.length += 1
-        for actor in np.flatnonzero(dones):
-            info = infos[actor] if isinstance(infos, (list, tuple)) else {}
-            self.stats.episode_done(int(actor), int(self.state.policy[actor]), info)
+    def _read_infos(self, infos) -> list | None:
+        """Fill ``is_active`` and frame counts from per-actor infos; None when no actor has any info."""
+        if not isinstance(infos, (list, tuple)) or not any(infos):
+            if not self._active.all():
+                self._active[:] = True
+            return None
+        for actor, info in enumerate(infos):
+            self._active[actor] = info.get("is_active", True) if info else True
+            self._frames[actor] = info.get("num_frames", self.frames_per_step) if info else self.frames_per_step
+        return infos
+
+    def _update_stats(self, rewards: np.ndarray, infos: list | None) -> None:
+        stats, state = self.stats, self.state
+        if infos is None:  # every actor active, default frameskip
+            stats.reward += rewards
+            stats.length += 1
+            state.frames += self.frames_per_step
+        else:
+            np.add(stats.reward, rewards, out=stats.reward, where=self._active)
+            np.add(stats.length, 1, out=stats.length, where=self._active)
+            state.frames += self._frames
+        if self._dones.any():
+            for actor in np.flatnonzero(self._dones):
+                info = infos[actor] if infos is not None and infos[actor] else {}
+                stats.episode_done(int(actor), int(state.policy[actor]), info)
 
     def close(self) -> None:
         self.env.close()

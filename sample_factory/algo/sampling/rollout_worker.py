@@ -19,9 +19,16 @@ import traceback
 import numpy as np
 import torch
 
-from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, EpisodeStats, NonBatchedEnvRunner
+from sample_factory.algo.sampling.env_runner import (
+    BatchedEnvRunner,
+    EpisodeStats,
+    NonBatchedEnvRunner,
+    env_seed,
+    split_env_config,
+)
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.make_env import make_env_func_batched
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -107,25 +114,30 @@ class RolloutWorker(Component):
 
     def _make_split_runner(self, split: int, per_split: int, traj_np: dict):
         cfg = self.cfg
-        envs = []
-        for i in range(per_split):
-            vector_index = split * per_split + i
-            env_id = self.worker_idx * cfg.num_envs_per_worker + vector_index
-            env_config = AttrDict(worker_index=self.worker_idx, vector_index=vector_index, env_id=env_id)
-            envs.append(create_env(cfg.env, cfg=cfg, env_config=env_config))
+        first = split * per_split
         if cfg.batched_sampling:
-            if len(envs) != 1:
-                raise ValueError(
-                    f"--batched_sampling=True expects one vectorised env per split, got {len(envs)}: "
-                    "use --num_envs_per_worker equal to --worker_num_splits"
-                )
-            return BatchedEnvRunner(cfg, self.env_info, envs[0], self.traj, EpisodeStats(0))
+            return self._make_batched_runner(self._env_config(first), per_split)
+        envs = [create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i)) for i in range(per_split)]
         return NonBatchedEnvRunner(cfg, self.env_info, envs, traj_np, EpisodeStats(0))
 
+    def _env_config(self, vector_index: int) -> AttrDict:
+        return split_env_config(self.cfg, self.worker_idx, vector_index)
+
+    def _make_batched_runner(self, env_config: AttrDict, per_split: int) -> BatchedEnvRunner:
+        """The split's envs as one batched env; its actors must fill exactly the split's share of the buffers."""
+        env = make_env_func_batched(self.cfg, env_config, num_envs=per_split)
+        expected = per_split * self.env_info.num_agents
+        if env.num_agents != expected:
+            env.close()
+            raise ValueError(
+                f"the batched env of a split has {env.num_agents} actors but {per_split} env(s) x "
+                f"num_agents={self.env_info.num_agents} = {expected} were expected: every env instance must have "
+                "as many agents as the one the runner inspected at start-up"
+            )
+        return BatchedEnvRunner(self.cfg, self.env_info, env, self.traj, EpisodeStats(0))
+
     def _env_seed(self, split: int, i: int) -> int | None:
-        if self.cfg.seed is None:
-            return None
-        return self.cfg.seed * 100_003 + self.worker_idx * 1009 + split * 101 + i
+        return env_seed(self.cfg, self.worker_idx, split, i)
 
     def _slots_missing(self, runner) -> bool:
         """Take a free slot for every actor of the split; False when all were available."""
@@ -255,7 +267,7 @@ class RolloutWorker(Component):
     # ---------------------------------------------------------------- exact resume (serial sync mode)
     def _split_envs(self, split: int) -> list:
         runner = self.runners[split]
-        return list(runner.envs) if isinstance(runner, NonBatchedEnvRunner) else [runner.env]
+        return list(runner.envs) if isinstance(runner, NonBatchedEnvRunner) else runner.env.envs
 
     def capture_state(self) -> dict | None:
         """Everything needed to continue sampling exactly from here, or None when not at rest or not savable.
