@@ -390,6 +390,8 @@ class VideoRecorder:
         return self._failed or self.num_frames >= self.max_frames
 
     def add(self, frame: np.ndarray | None) -> None:
+        if self._failed:
+            return
         if frame is None:
             if not self._warned:
                 log.warning("The env returned no frame from render() in rgb_array mode: nothing to record")
