@@ -28,8 +28,11 @@ def _make_pendulum(full_env_name, cfg=None, env_config=None, render_mode=None):
     return gym.make("Pendulum-v1", render_mode=render_mode)
 
 
-register_env(COUNTING_ENV, _make_counting_env)
-register_env(PENDULUM_ENV, _make_pendulum)
+@pytest.fixture(autouse=True)
+def test_envs() -> None:
+    """Registered per test: other tests reset the global env registry."""
+    register_env(COUNTING_ENV, _make_counting_env)
+    register_env(PENDULUM_ENV, _make_pendulum)
 
 
 @pytest.fixture
