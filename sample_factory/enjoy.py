@@ -34,7 +34,7 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
-from sample_factory.cfg.validation import unavailable_feature_problems
+from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
@@ -70,6 +70,7 @@ def enjoy(cfg: Config) -> tuple[StatusCode, float]:
     if refused:
         log.error("%s", refused[0])
         return ExperimentStatus.FAILURE, math.nan
+    warn_about_hub_flags(cfg)
     try:
         cfg = load_from_checkpoint(cfg)
     except FileNotFoundError:
@@ -374,6 +375,7 @@ class VideoRecorder:
         self.num_frames = 0
         self._writer = None
         self._warned = False
+        self._failed = False  # the writer could not open the file: nothing is recorded
 
     @classmethod
     def for_cfg(cls, cfg: AttrDict, env: Any) -> VideoRecorder | None:
@@ -384,9 +386,12 @@ class VideoRecorder:
         return cls(path, fps, cfg.video_frames)
 
     def full(self) -> bool:
-        return self.num_frames >= self.max_frames
+        """True once ``--video_frames`` are recorded, or when the file cannot be written (the run then ends)."""
+        return self._failed or self.num_frames >= self.max_frames
 
     def add(self, frame: np.ndarray | None) -> None:
+        if self._failed:
+            return
         if frame is None:
             if not self._warned:
                 log.warning("The env returned no frame from render() in rgb_array mode: nothing to record")
@@ -395,11 +400,31 @@ class VideoRecorder:
         import cv2  # optional dependency, needed only for videos
 
         frame = np.ascontiguousarray(_to_numpy(frame).astype(np.uint8))
-        if self._writer is None:
-            height, width = frame.shape[:2]
-            self._writer = cv2.VideoWriter(self.path, cv2.VideoWriter_fourcc(*"mp4v"), float(self.fps), (width, height))
+        if self._writer is None and not self._open(cv2, frame):
+            return
         self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
         self.num_frames += 1
+
+    def _open(self, cv2: Any, frame: np.ndarray) -> bool:
+        """Create the writer (and the folders of ``--video_name``); OpenCV does not raise when it cannot write."""
+        height, width = frame.shape[:2]
+        folder = os.path.dirname(self.path)
+        try:
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            return self._fail(f"cannot create the folder {folder} ({exc.strerror or exc})")
+        writer = cv2.VideoWriter(self.path, cv2.VideoWriter_fourcc(*"mp4v"), float(self.fps), (width, height))
+        if not writer.isOpened():
+            writer.release()
+            return self._fail("OpenCV cannot open it for writing (check the path, permissions and the mp4v codec)")
+        self._writer = writer
+        return True
+
+    def _fail(self, reason: str) -> bool:
+        log.error("No video recorded: %s: %s. Pass --video_name=<a writable file name>", self.path, reason)
+        self._failed = True
+        return False
 
     def close(self) -> None:
         if self._writer is not None:

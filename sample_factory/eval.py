@@ -36,6 +36,7 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
+from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.enjoy import NoCheckpointError, load_policy, obs_to_tensors, policy_step
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
@@ -56,6 +57,9 @@ EVAL_RESULTS_FILE = "eval_results.csv"
 DEFAULT_NUM_EPISODES = 100  # when neither --max_num_episodes nor --max_num_frames was lowered from "unlimited"
 UNLIMITED = 10**9
 CSV_COLUMNS = ["env", "agent", "episode", "reward", "length", "true_objective"]
+# flags of the shared evaluation parser that only enjoy acts on: eval never renders, records or changes the frameskip
+ENJOY_ONLY_FLAGS = ("save_video", "video_frames", "video_name", "fps", "no_render", "eval_env_frameskip")
+DEFAULT_ENJOY_SCRIPT = "sf_examples.enjoy_gym_env"
 
 
 @dataclass
@@ -258,6 +262,12 @@ def summarize(records: list[EpisodeRecord], frames: int, seconds: float) -> str:
 
 def do_eval(cfg: Config) -> StatusCode:
     """Evaluate the trained policy of ``cfg``'s experiment; writes ``eval_results.csv`` and logs a summary."""
+    refused = unavailable_feature_problems(cfg)
+    if refused:
+        log.error("%s", refused[0])
+        return ExperimentStatus.FAILURE
+    warn_about_hub_flags(cfg)
+    warn_about_enjoy_only_flags(cfg)
     try:
         cfg = load_from_checkpoint(cfg)
         return _eval_loaded(cfg)
@@ -291,6 +301,23 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
     path = write_results(cfg, tracker.records)
     log.info("%s; per-episode results in %s", summarize(tracker.records, frames, time.monotonic() - started), path)
     return status
+
+
+def warn_about_enjoy_only_flags(cfg: Config) -> None:
+    """Typed enjoy flags would silently do nothing here: name each one and the script that honours it."""
+    explicit = getattr(cfg, "cli_args", None) or {}
+    typed = [f"--{name}" for name in ENJOY_ONLY_FLAGS if name in explicit]
+    if not typed:
+        return
+    enjoy_script = getattr(cfg, "enjoy_script", None) or DEFAULT_ENJOY_SCRIPT
+    log.warning(
+        "%s: no effect in sample_factory.eval (it never renders or records, and steps envs at the training "
+        "frameskip); use the enjoy script instead, e.g. python -m %s --env=%s --experiment=%s",
+        ", ".join(typed),
+        enjoy_script,
+        cfg.env,
+        cfg.experiment,
+    )
 
 
 # ---- command line ----------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import obs_space_dict
 from sample_factory.cfg.arguments import load_from_checkpoint
+from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.enjoy import NoCheckpointError, load_policy, make_env
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.model.actor_critic import ActorCritic
@@ -143,6 +144,11 @@ def _require_onnx() -> None:
 
 def export_onnx(cfg: Config, path: str) -> StatusCode:
     """Export the trained policy of ``cfg``'s experiment (``--policy_index``) to ``path``; returns the status."""
+    refused = unavailable_feature_problems(cfg)
+    if refused:
+        log.error("%s", refused[0])
+        return ExperimentStatus.FAILURE
+    warn_about_hub_flags(cfg)
     try:
         cfg = load_from_checkpoint(cfg)
         env = make_env(cfg)

@@ -11,6 +11,8 @@ from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.train import run_rl
 from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults, register_gym_env
 
+DEFAULT_ENJOY_SCRIPT = "sf_examples.enjoy_gym_env"
+
 
 def parse_gym_args(argv: list[str] | None = None, evaluation: bool = False):
     parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
@@ -42,7 +44,7 @@ def main() -> int:
 
 
 def print_watch_hint(cfg) -> None:
-    """Tell the user where the run lives and how to look at it."""
+    """Tell the user where the run lives and how to look at it (with ``enjoy_script`` when a script set one)."""
     import os
 
     from sample_factory.utils.logging_setup import log
@@ -51,9 +53,10 @@ def print_watch_hint(cfg) -> None:
     if not os.path.isdir(folder):
         return
     log.info(
-        "Experiment: %s\n  watch it:     python -m sf_examples.enjoy_gym_env --env=%s --experiment=%s --train_dir=%s\n"
+        "Experiment: %s\n  watch it:     python -m %s --env=%s --experiment=%s --train_dir=%s\n"
         "  TensorBoard:  tensorboard --logdir=%s",
         folder,
+        getattr(cfg, "enjoy_script", None) or DEFAULT_ENJOY_SCRIPT,
         cfg.env,
         cfg.experiment,
         cfg.train_dir,

@@ -28,7 +28,13 @@ LEGACY_ALIASES: dict[str, str] = {
 def add_basic_cli_args(p: ArgParser) -> None:
     """What to train, where to write it, and on which device."""
     g = p.add_argument_group("Basic", "What to run and where its files go.")
-    g.add_argument("--algo", type=str, default="APPO", help="RL algorithm; APPO is the only one implemented.")
+    g.add_argument(
+        "--algo",
+        type=str,
+        default="APPO",
+        help="RL algorithm. Only APPO is implemented: any other value is refused (the flag exists so Sample Factory 2 "
+        "command lines and config.json files still load).",
+    )
     g.add_argument("--env", type=str, default=None, help="Registered env name; its prefix selects the env family.")
     g.add_argument(
         "--experiment",
@@ -266,39 +272,57 @@ def add_process_args(p: ArgParser) -> None:
         "--decorrelate_envs_on_one_worker",
         type=str2bool,
         default=True,
-        help="Step a worker's envs out of phase at start so their episodes do not end together.",
+        help="Only with --decorrelate_experience_max_seconds > 0: each split of a worker's envs starts after its own "
+        "random delay; False gives one delay per worker. Envs inside one split always start together.",
     )
     g.add_argument(
         "--actor_worker_gpus",
         type=int,
         default=[],
         nargs="*",
-        help="GPU indices rollout workers may use (for envs that render on a GPU); empty = none.",
+        help="Parallel mode: positions (in the list of visible GPUs) that rollout worker processes are spread over, "
+        "one GPU each, round-robin; for envs that render or simulate on a GPU. Empty: rollout workers get no "
+        "GPU. No effect in serial mode (one process).",
     )
     g.add_argument(
-        "--set_workers_cpu_affinity", type=str2bool, default=True, help="Pin each worker process to its own core."
+        "--set_workers_cpu_affinity",
+        type=str2bool,
+        default=True,
+        help="Pin each rollout worker process to its own core (parallel mode; rollout workers only).",
     )
     g.add_argument(
         "--force_envs_single_thread",
         type=str2bool,
         default=False,
-        help="Limit envs to one thread (threadpoolctl); helps envs whose numpy/BLAS threads oversubscribe CPUs.",
+        help="Limit the numpy/BLAS threads of rollout worker processes to one (threadpoolctl), for envs whose "
+        "threads oversubscribe the CPUs (parallel mode; rollout workers only).",
     )
-    g.add_argument("--default_niceness", type=int, default=0, help="Nice value (priority) of the worker processes.")
+    g.add_argument(
+        "--default_niceness",
+        type=int,
+        default=0,
+        help="Nice value (priority) added to rollout worker processes (parallel mode; rollout workers only).",
+    )
     g.add_argument(
         "--reset_timeout_seconds",
         type=int,
         default=120,
-        help="A worker whose envs do not finish their first reset within this time is reported as stuck.",
+        help="Parallel mode: a rollout worker whose envs do not finish their first reset within this many seconds "
+        "ends the run with an error naming it. In serial mode a hung env blocks the only process instead.",
     )
     g.add_argument(
-        "--learner_main_loop_num_cores", type=int, default=1, help="Torch threads of the learner's main thread."
+        "--learner_main_loop_num_cores",
+        type=int,
+        default=1,
+        help="Torch CPU threads of the learner process (batch preparation and training); in serial mode, of the "
+        "whole process. Raise it when learning on the CPU with spare cores.",
     )
     g.add_argument(
         "--train_in_background_thread",
         type=str2bool,
         default=True,
-        help="Train on a background thread while the learner's main thread prepares the next batch.",
+        help="Parallel mode only: train on a background thread while the learner's main thread prepares the next "
+        "batch (serial mode always trains on the one thread).",
     )
 
 
@@ -317,7 +341,13 @@ def add_logging_args(p: ArgParser) -> None:
         default=True,
         help="Count env frames (steps times frameskip) on the summaries' x axis.",
     )
-    g.add_argument("--heartbeat_interval", type=int, default=20, help="Seconds between heartbeats of each component.")
+    g.add_argument(
+        "--heartbeat_interval",
+        type=int,
+        default=20,
+        help="How often (seconds) the runner checks heartbeats; it warns about a component silent for twice this "
+        "long. Components send a heartbeat every second whatever this is.",
+    )
     g.add_argument(
         "--heartbeat_reporting_interval",
         type=int,
@@ -341,7 +371,8 @@ def add_checkpoint_args(p: ArgParser) -> None:
         type=str,
         default="latest",
         choices=["latest", "best"],
-        help="Which checkpoint resuming and enjoy load: the latest or the best-scoring one.",
+        help="Which checkpoint enjoy, eval and the ONNX export load: the latest or the best-scoring one. Resuming "
+        "a training run always continues from the latest.",
     )
     g.add_argument(
         "--save_milestones_sec",
@@ -432,7 +463,11 @@ def add_model_args(p: ArgParser) -> None:
         help="Continuous actions: squash action means with tanh times this; 0 leaves them unbounded.",
     )
     g.add_argument(
-        "--initial_stddev", type=float, default=1.0, help="Continuous actions: stddev of the untrained policy."
+        "--initial_stddev",
+        type=float,
+        default=1.0,
+        help="Continuous actions with --adaptive_stddev=False: initial value of the learned stddev (the adaptive "
+        "head starts near 1 whatever this is).",
     )
 
 
@@ -443,7 +478,9 @@ def add_default_env_args(p: ArgParser) -> None:
         "--use_env_info_cache",
         type=str2bool,
         default=False,
-        help="Cache spaces and agent count in a file so the main process need not create an env.",
+        help="Keep the env's spaces and agent count in env_info.pkl in the experiment folder and reuse them, so the "
+        "runner need not create an env at start-up (for slow-starting envs). Delete the file when the env's "
+        "spaces change (e.g. another resolution or wrapper).",
     )
     g.add_argument(
         "--env_gpu_actions",
@@ -456,18 +493,39 @@ def add_default_env_args(p: ArgParser) -> None:
         "--env_gpu_observations",
         type=str2bool,
         default=True,
-        help="Keep observations that the env returns on the GPU there instead of copying them to the CPU.",
+        help="Meant for GPU simulators: keep GPU observations on the GPU. Today observations are always copied into "
+        "the CPU trajectory buffers whatever this is; GPU-resident buffers are part of the GPU work.",
     )
-    g.add_argument("--env_frameskip", type=int, default=1, help="Env frames per agent step (action repeat).")
-    g.add_argument("--env_framestack", type=int, default=1, help="Observations stacked into one.")
     g.add_argument(
-        "--pixel_format", type=str, default="CHW", help="Layout of image observations from the env: CHW or HWC."
+        "--env_frameskip",
+        type=int,
+        default=1,
+        help="Env frames one agent step stands for (action repeat). Sample Factory multiplies frame counts by it; "
+        "the env factory must repeat actions itself: the gym and doom families do, custom factories must read "
+        "this flag.",
+    )
+    g.add_argument(
+        "--env_framestack",
+        type=int,
+        default=1,
+        help="Last N image frames stacked along the channel axis (motion cues without an RNN). Applied by the gym and "
+        "doom families to image observations; custom env factories must read this flag themselves.",
+    )
+    g.add_argument(
+        "--pixel_format",
+        type=str,
+        default="CHW",
+        help="CHW or HWC: layout of image observations given to the model. The built-in conv encoders need CHW, "
+        "which the gym and doom families produce; HWC keeps the env's channels-last images (for custom encoders). "
+        "Custom env factories must read this flag themselves.",
     )
     g.add_argument(
         "--use_record_episode_statistics",
         type=str2bool,
         default=False,
-        help="Wrap envs in gymnasium's RecordEpisodeStatistics to report episode reward and length.",
+        help="Report each episode's reward and length as recorded in info['episode'] by a RecordEpisodeStatistics "
+        "wrapper (the gym family adds one) instead of Sample Factory's own sums of the rewards it sees: use it when "
+        "a wrapper changes rewards (clipping, scaling) and you want the env's true score in the stats.",
     )
 
 
@@ -533,14 +591,30 @@ def add_eval_args(p: ArgParser) -> None:
         default=None,
         help="Frameskip while evaluating; None uses --env_frameskip. Use 1 to watch every frame.",
     )
-    g.add_argument("--no_render", action="store_true", help="Do not render (faster evaluation).")
-    g.add_argument("--save_video", action="store_true", help="Record a video of the episodes instead of rendering.")
-    g.add_argument("--video_frames", type=int, default=1e9, help="Stop recording after this many frames.")
-    g.add_argument("--video_name", type=str, default=None, help="File name of the video; None picks one.")
+    g.add_argument("--no_render", action="store_true", help="Enjoy: do not render (faster evaluation).")
+    g.add_argument(
+        "--save_video", action="store_true", help="Enjoy: record a video of the episodes instead of rendering."
+    )
+    g.add_argument("--video_frames", type=int, default=1e9, help="Enjoy: stop recording after this many frames.")
+    g.add_argument(
+        "--video_name",
+        type=str,
+        default=None,
+        help="Enjoy: video file name inside the experiment folder (sub-folders are created); None = replay.mp4.",
+    )
     g.add_argument("--max_num_frames", type=int, default=1e9, help="Stop evaluating after this many frames.")
     g.add_argument("--max_num_episodes", type=int, default=1e9, help="Stop evaluating after this many episodes.")
-    g.add_argument("--push_to_hub", action="store_true", help="Upload the model and a video to the Hugging Face Hub.")
-    g.add_argument("--hf_repository", type=str, default=None, help="Hub repository for --push_to_hub (user/name).")
+    g.add_argument(
+        "--push_to_hub",
+        action="store_true",
+        help="Upload to the Hugging Face Hub: not available in this version; enjoy, eval and export refuse it.",
+    )
+    g.add_argument(
+        "--hf_repository",
+        type=str,
+        default=None,
+        help="Hub repository (user/name) for --push_to_hub; ignored (with a warning) without it.",
+    )
     g.add_argument("--policy_index", type=int, default=0, help="Which policy to evaluate when several were trained.")
     g.add_argument(
         "--eval_deterministic",
@@ -548,5 +622,18 @@ def add_eval_args(p: ArgParser) -> None:
         default=False,
         help="Take the most likely action instead of sampling.",
     )
-    g.add_argument("--train_script", type=str, default=None, help="Training module named in the Hub model card.")
-    g.add_argument("--enjoy_script", type=str, default=None, help="Enjoy module named in the Hub model card.")
+    g.add_argument(
+        "--train_script",
+        type=str,
+        default=None,
+        help="Training module named in the hints enjoy/eval print when an experiment has no checkpoint (and in a Hub "
+        "model card once --push_to_hub exists); None = sf_examples.train_gym_env.",
+    )
+    g.add_argument(
+        "--enjoy_script",
+        type=str,
+        default=None,
+        help="Enjoy module named in hints: sample_factory.eval's warning about enjoy-only flags and the 'watch it' "
+        "line of sf_examples.train_gym_env (a training script sets it with parser.set_defaults); also for a Hub "
+        "model card once --push_to_hub exists. None = sf_examples.enjoy_gym_env.",
+    )

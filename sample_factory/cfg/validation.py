@@ -2,7 +2,8 @@
 
 A wrong batch size or an unwritable folder found after the workers have spawned costs minutes and leaves a
 confusing traceback in some child process; found here it costs nothing and the message names the flag and
-the fix. :func:`validate_cfg` needs only the config; :func:`verify_cfg` also needs the env's spaces.
+the fix. :func:`validate_cfg` needs only the config; :func:`verify_cfg` and :func:`require_cfg_fits_env` also
+need the env's spaces.
 """
 
 from __future__ import annotations
@@ -47,14 +48,14 @@ def validate_cfg(cfg: Config) -> None:
     The GPU fallback is a warning rather than an error so that a command line written for a GPU machine
     still runs (slowly) on a laptop or in CI.
     """
-    problems = _range_problems(cfg)
+    problems = _choice_problems(cfg) + _range_problems(cfg)
     if not problems:  # divisibility checks would divide by zero on the values rejected above
         problems += _divisibility_problems(cfg)
     problems += _sampling_problems(cfg)
     problems += _experiment_dir_problems(cfg)
     problems += unavailable_feature_problems(cfg)
     if problems:
-        raise ConfigError(problems[0] if len(problems) == 1 else "invalid configuration:\n  " + "\n  ".join(problems))
+        raise _config_error(problems)
     _fall_back_to_cpu_if_no_cuda(cfg)
     _warn_about_flags_without_effect(cfg)
 
@@ -74,6 +75,28 @@ PBT_TUNING_FLAGS = (
 )
 
 
+# Values of --pixel_format that the families understand (the flag declares no choices, to keep SF2's declaration).
+PIXEL_FORMATS = ("CHW", "HWC")
+
+
+def _choice_problems(cfg: Config) -> list[str]:
+    """Flags that accept any string on the command line but have only a few meaningful values."""
+    problems = []
+    algo = getattr(cfg, "algo", "APPO")
+    if algo != "APPO":
+        problems.append(
+            f"--algo={algo}: only APPO is implemented (asynchronous PPO, with V-trace via --with_vtrace=True); "
+            f"pass --algo=APPO or leave the flag out"
+        )
+    pixel_format = getattr(cfg, "pixel_format", "CHW")
+    if pixel_format not in PIXEL_FORMATS:
+        problems.append(
+            f"--pixel_format={pixel_format} is not a layout: pass --pixel_format=CHW (what the built-in conv encoders "
+            f"need) or --pixel_format=HWC (channels last, for custom encoders)"
+        )
+    return problems
+
+
 def unavailable_feature_problems(cfg: Config) -> list[str]:
     """Flags that ask for a feature this version does not have yet: refused rather than silently ignored."""
     problems = []
@@ -90,12 +113,25 @@ def unavailable_feature_problems(cfg: Config) -> list[str]:
     return problems
 
 
+def warn_about_hub_flags(cfg: Config) -> None:
+    """``--hf_repository`` only names where ``--push_to_hub`` would upload: typed alone it does nothing, so say so."""
+    explicit = getattr(cfg, "cli_args", None) or {}
+    if "hf_repository" in explicit and "push_to_hub" not in explicit:
+        log.warning("--hf_repository only takes effect with --push_to_hub (not available yet): it is ignored")
+
+
 def _warn_about_flags_without_effect(cfg: Config) -> None:
-    """PBT parameters typed without ``--with_pbt`` do nothing: say so instead of letting the user believe otherwise."""
+    """Flags typed where they cannot act do nothing: say so instead of letting the user believe otherwise."""
     explicit = getattr(cfg, "cli_args", None) or {}
     idle = [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
     if idle:
         log.warning("%s only take effect with --with_pbt=True, which is off: they are ignored", ", ".join(idle))
+    if getattr(cfg, "serial_mode", False) and getattr(cfg, "actor_worker_gpus", None):
+        log.warning(
+            "--actor_worker_gpus has no effect in serial mode (one process, whose GPUs are those CUDA_VISIBLE_DEVICES "
+            "allows): it applies to rollout worker processes with --serial_mode=False"
+        )
+    warn_about_hub_flags(cfg)
 
 
 def _range_problems(cfg: Config) -> list[str]:
@@ -191,16 +227,36 @@ def verify_cfg(cfg: Config, env_info: Any) -> bool:
     ``env_info`` is the env's description (``obs_space``, ``action_space``), known only once an env exists,
     which is why these checks are separate from :func:`validate_cfg`.
     """
-    problems = (
+    problems = env_problems(cfg, env_info)
+    for problem in problems:
+        log.error(problem)
+    return not problems
+
+
+def env_problems(cfg: Config, env_info: Any) -> list[str]:
+    """Every setting that does not fit the env described by ``env_info``, each naming the flag and the fix."""
+    return (
         _vtrace_problems(cfg)
         + _action_space_problems(cfg, env_info)
         + _obs_key_problems(cfg, env_info)
         + _obs_space_problems(env_info)
         + _gpu_actions_problems(cfg, env_info)
     )
-    for problem in problems:
-        log.error(problem)
-    return not problems
+
+
+def require_cfg_fits_env(cfg: Config, env_info: Any) -> None:
+    """Raise :class:`ConfigError` listing what :func:`verify_cfg` finds; the runners call it before any process starts.
+
+    Without it such a setting fails only at the first training step, deep inside a worker (e.g. symmetric_kl
+    with continuous actions is an AttributeError of the action distribution).
+    """
+    problems = env_problems(cfg, env_info)
+    if problems:
+        raise _config_error(problems)
+
+
+def _config_error(problems: list[str]) -> ConfigError:
+    return ConfigError(problems[0] if len(problems) == 1 else "invalid configuration:\n  " + "\n  ".join(problems))
 
 
 def _vtrace_problems(cfg: Config) -> list[str]:

@@ -336,6 +336,33 @@ class NoopResetEnv(gym.Wrapper):
         return obs, info
 
 
+class ActionRepeatWrapper(gym.Wrapper):
+    """Apply each action ``repeat`` times and sum the rewards: one agent decision stands for several env frames.
+
+    Stops early when the episode ends, so a step never runs into the next episode. ``info["num_frames"]`` is the
+    number of frames actually stepped, so frame counts stay exact at episode ends. Unlike :class:`MaxAndSkipEnv`
+    the observation is the last one as is (no max-pooling), which suits state vectors.
+    """
+
+    def __init__(self, env: gym.Env, repeat: int) -> None:
+        if repeat < 1:
+            raise ValueError(f"ActionRepeatWrapper needs repeat >= 1, got {repeat}")
+        super().__init__(env)
+        self.repeat = repeat
+
+    def step(self, action: Any) -> StepResult:
+        total_reward = 0.0
+        frames = 0
+        terminated = truncated = False
+        while frames < self.repeat and not (terminated or truncated):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            total_reward += float(reward)
+            frames += 1
+        info = dict(info)
+        info["num_frames"] = frames
+        return obs, total_reward, terminated, truncated, info
+
+
 class MaxAndSkipEnv(gym.Wrapper):
     """Repeat each action ``skip`` times, sum rewards and max-pool the last two frames (removes Atari flicker).
 

@@ -177,10 +177,11 @@ def set_gpus_for_process(
 def set_global_cuda_envvars(cfg: Config) -> None:
     """Pin ``CUDA_VISIBLE_DEVICES`` in the main process so every child computes the same GPU list.
 
-    A value set by the user is kept; ``--device=cpu`` hides all GPUs.
+    A value set by the user is kept. ``--device=cpu`` hides all GPUs, unless ``--actor_worker_gpus`` asks for
+    some: then the rollout workers need them (envs rendering on a GPU) while learning stays on the CPU.
     """
     if CUDA_ENVVAR not in os.environ:
-        if getattr(cfg, "device", "gpu") == "cpu":
+        if getattr(cfg, "device", "gpu") == "cpu" and not getattr(cfg, "actor_worker_gpus", None):
             gpus: list[int] = []
         else:
             gpus = get_gpus_without_triggering_pytorch_cuda_initialization(os.environ)

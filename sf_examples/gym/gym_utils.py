@@ -13,9 +13,17 @@ import importlib
 from typing import Any
 
 import gymnasium as gym
+from gymnasium import spaces
 
+from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import UnknownEnvError, register_env
-from sample_factory.envs.env_wrappers import RecordEpisodeStatistics
+from sample_factory.envs.env_wrappers import (
+    ActionRepeatWrapper,
+    MaxAndSkipEnv,
+    PixelFormatChwWrapper,
+    RecordEpisodeStatistics,
+    StackFramesWrapper,
+)
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
@@ -57,11 +65,60 @@ def make_gym_env_func(
     env_config: AttrDict | None = None,
     render_mode: str | None = None,
 ) -> gym.Env:
-    """Create the Gymnasium env ``full_env_name``; wrap it for episode statistics when the config asks for them."""
+    """Create the Gymnasium env ``full_env_name`` and apply the env flags of ``cfg`` (see :func:`wrap_gym_env`)."""
     env = gym.make(full_env_name, render_mode=render_mode)
-    if cfg is not None and getattr(cfg, "use_record_episode_statistics", False):
+    return env if cfg is None else wrap_gym_env(env, cfg)
+
+
+def wrap_gym_env(env: gym.Env, cfg: Config) -> gym.Env:
+    """Make the standard env flags true for a Gymnasium env, in this order:
+
+    - ``--env_frameskip`` > 1: repeat each action (:class:`MaxAndSkipEnv` for images, which also removes the
+      flicker of Atari-like games; :class:`ActionRepeatWrapper` otherwise);
+    - ``--pixel_format=CHW``: channels-last images (3-D Box, as Gymnasium envs give them) become CHW, the layout
+      the conv encoders need; ``HWC`` leaves them as they are, for custom encoders;
+    - ``--env_framestack`` > 1: stack the last frames along the channel axis (CHW or 2-D images only);
+    - ``--use_record_episode_statistics``: episode reward and length in ``info["episode"]``.
+    """
+    frameskip = int(getattr(cfg, "env_frameskip", 1) or 1)
+    if frameskip > 1:
+        repeat = MaxAndSkipEnv if _is_image(env.observation_space) else ActionRepeatWrapper
+        env = repeat(env, frameskip)
+    if getattr(cfg, "pixel_format", "CHW") == "CHW" and _is_channels_last_image(env.observation_space):
+        env = PixelFormatChwWrapper(env)
+    framestack = int(getattr(cfg, "env_framestack", 1) or 1)
+    if framestack > 1:
+        _check_stackable(env.observation_space, cfg)
+        env = StackFramesWrapper(env, framestack)
+    if getattr(cfg, "use_record_episode_statistics", False):
         env = RecordEpisodeStatistics(env)
     return env
+
+
+def _is_image(space: gym.Space) -> bool:
+    return isinstance(space, spaces.Box) and len(space.shape) == 3
+
+
+def _is_channels_last_image(space: gym.Space) -> bool:
+    """A 3-D Box, unless it is plainly CHW already (a few channels first, many last: e.g. (3, 64, 64))."""
+    if not _is_image(space):
+        return False
+    channels_first = space.shape[0] <= 4 < space.shape[-1]
+    return not channels_first
+
+
+def _check_stackable(space: gym.Space, cfg: Config) -> None:
+    stack = f"--env_framestack={cfg.env_framestack}"
+    if _is_image(space) and getattr(cfg, "pixel_format", "CHW") == "HWC" and _is_channels_last_image(space):
+        raise ConfigError(
+            f"{stack} stacks frames along the channel axis of CHW images, but --pixel_format=HWC keeps the env's "
+            f"channels-last images {space.shape}: use --pixel_format=CHW or --env_framestack=1"
+        )
+    if not (isinstance(space, spaces.Box) and len(space.shape) in (2, 3)):
+        raise ConfigError(
+            f"{stack} needs image observations (a 2-D or 3-D Box), but --env={cfg.env} has {space}: pass "
+            f"--env_framestack=1 (for memory over time use --use_rnn=True)"
+        )
 
 
 def register_gym_env(env_name: str) -> None:

@@ -175,3 +175,53 @@ def test_with_pbt_is_refused_from_the_command_line(tmp_path) -> None:
     assert result.returncode == 1
     assert "--with_pbt=True: population-based training is not available" in result.stdout + result.stderr
     assert not any(tmp_path.iterdir())  # refused before anything was created
+
+
+@pytest.mark.parametrize("algo", ["PPO", "foo"])
+def test_algorithms_other_than_appo_are_refused(cfg, algo: str) -> None:
+    with pytest.raises(ConfigError, match=f"--algo={algo}: only APPO is implemented"):
+        validate_cfg(_with(cfg, algo=algo))
+
+
+def test_appo_is_accepted(cfg) -> None:
+    validate_cfg(_with(cfg, algo="APPO"))
+
+
+@pytest.mark.parametrize("pixel_format", ["CHW", "HWC"])
+def test_known_pixel_formats_pass(cfg, pixel_format: str) -> None:
+    validate_cfg(_with(cfg, pixel_format=pixel_format))
+
+
+def test_unknown_pixel_format_is_refused(cfg) -> None:
+    with pytest.raises(ConfigError, match="--pixel_format=chw is not a layout: pass --pixel_format=CHW"):
+        validate_cfg(_with(cfg, pixel_format="chw"))
+
+
+def test_actor_worker_gpus_in_serial_mode_is_reported(cfg, sf_log) -> None:
+    validate_cfg(_with(cfg, serial_mode=True, actor_worker_gpus=[0]))
+    assert "--actor_worker_gpus has no effect in serial mode" in sf_log.text(logging.WARNING)
+
+
+def test_actor_worker_gpus_in_parallel_mode_is_not_reported(cfg, sf_log) -> None:
+    validate_cfg(_with(cfg, serial_mode=False, actor_worker_gpus=[0]))
+    assert "actor_worker_gpus" not in sf_log.text(logging.WARNING)
+
+
+def test_hf_repository_without_push_to_hub_is_reported(sf_log) -> None:
+    from sample_factory.cfg.validation import warn_about_hub_flags
+    from sample_factory.utils.attr_dict import AttrDict
+
+    warn_about_hub_flags(AttrDict(cli_args={"hf_repository": "me/model"}))
+    assert "--hf_repository only takes effect with --push_to_hub" in sf_log.text(logging.WARNING)
+
+
+def test_env_problems_raise_a_config_error_naming_the_flag(cfg) -> None:
+    from gymnasium import spaces
+
+    from sample_factory.cfg.validation import require_cfg_fits_env
+    from sample_factory.utils.attr_dict import AttrDict
+
+    box_actions = AttrDict(obs_space=spaces.Box(-1, 1, (3,)), action_space=spaces.Box(-1, 1, (2,)))
+    require_cfg_fits_env(cfg, box_actions)  # the default exploration loss fits continuous actions
+    with pytest.raises(ConfigError, match="--exploration_loss=symmetric_kl works only with discrete actions"):
+        require_cfg_fits_env(_with(cfg, exploration_loss="symmetric_kl"), box_actions)

@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from sample_factory.envs.env_utils import MissingDependencyError
 from sample_factory.envs.env_wrappers import (
+    ActionRepeatWrapper,
     ClipRewardEnv,
     EpisodicLifeEnv,
     FireResetEnv,
@@ -282,3 +283,24 @@ def test_fire_reset_presses_fire():
 def test_fire_reset_checks_action_meanings():
     with pytest.raises(ValueError, match="FIRE"):
         FireResetEnv(ScriptedEnv(action_meanings=["NOOP", "UP", "DOWN"]))
+
+
+def test_action_repeat_sums_rewards_keeps_the_last_obs_and_counts_frames():
+    env = ActionRepeatWrapper(ScriptedEnv(obs_shape=(3,), rewards=[1.0, 2.0, 3.0, 4.0]), repeat=3)
+    env.reset()
+    obs, reward, terminated, _, info = env.step(2)
+    assert reward == 6.0 and not terminated and info["num_frames"] == 3
+    assert np.all(obs == 3)  # the third frame's obs, not a max or a stack
+    assert env.unwrapped.actions == [2, 2, 2]
+
+
+def test_action_repeat_stops_at_episode_end():
+    env = ActionRepeatWrapper(ScriptedEnv(obs_shape=(3,), terminate_at=2), repeat=4)
+    env.reset()
+    _, reward, terminated, _, info = env.step(0)
+    assert terminated and reward == 2.0 and info["num_frames"] == 2
+
+
+def test_action_repeat_needs_a_positive_count():
+    with pytest.raises(ValueError, match="repeat >= 1"):
+        ActionRepeatWrapper(ScriptedEnv(), repeat=0)

@@ -99,3 +99,61 @@ def test_push_to_hub_is_refused_until_the_hub_integration_exists(tmp_path: Path)
         status, reward = enjoy(cfg)
     assert status == 1 and np.isnan(reward)
     assert "--push_to_hub: uploading to the Hugging Face Hub is not available" in logged.text()
+
+
+def test_hf_repository_without_push_to_hub_is_reported(tmp_path: Path) -> None:
+    with captured_log() as logged:
+        enjoy(eval_cfg(RECORDING_ENV, tmp_path, "missing", "--hf_repository=me/cartpole"))
+    assert "--hf_repository only takes effect with --push_to_hub" in logged.text()
+
+
+def test_video_name_in_a_missing_sub_folder_is_written_there(tmp_path: Path) -> None:
+    _register_recording_env()
+    probe = _RecordingEnv("probe", None, None, None)
+    fake_experiment(tmp_path, "vid", RECORDING_ENV, probe.observation_space, probe.action_space, use_rnn=False)
+    flags = ("--save_video", "--video_name=clips/first.mp4", "--max_num_episodes=2")
+    with captured_log() as logged:
+        status, _ = enjoy(eval_cfg(RECORDING_ENV, tmp_path, "vid", *flags))
+    assert status == 0, logged.text()
+    video = tmp_path / "vid" / "clips" / "first.mp4"
+    assert video.is_file() and video.stat().st_size > 0
+    assert f"Saved a video of 5 frames to {video}" in logged.text()  # reset frame + 2 episodes of 2 steps
+
+
+def test_a_video_that_cannot_be_written_is_reported_as_an_error(tmp_path: Path) -> None:
+    pytest.importorskip("cv2")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    recorder = enjoy_module.VideoRecorder(str(blocker / "video.mp4"), fps=10, max_frames=100)
+    with captured_log() as logged:
+        recorder.add(np.zeros((4, 6, 3), np.uint8))
+        recorder.add(np.zeros((4, 6, 3), np.uint8))
+        recorder.close()
+    assert "No video recorded" in logged.text() and "Saved a video" not in logged.text()
+    assert logged.text().count("No video recorded") == 1
+    assert recorder.full()  # enjoy stops instead of running on for a video that cannot be written
+
+
+def test_a_writer_that_does_not_open_is_reported_as_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cv2 = pytest.importorskip("cv2")
+
+    class ClosedWriter:  # what OpenCV returns when it cannot write the file: no exception, isOpened() is False
+        def __init__(self, *args) -> None:
+            self.released = False
+
+        def isOpened(self) -> bool:  # noqa: N802 (OpenCV's name)
+            return False
+
+        def release(self) -> None:
+            self.released = True
+
+        def write(self, frame) -> None:
+            raise AssertionError("must not write to a writer that did not open")
+
+    monkeypatch.setattr(cv2, "VideoWriter", ClosedWriter)
+    recorder = enjoy_module.VideoRecorder(str(tmp_path / "video.mp4"), fps=10, max_frames=100)
+    with captured_log() as logged:
+        recorder.add(np.zeros((4, 6, 3), np.uint8))
+        recorder.close()
+    assert "No video recorded" in logged.text() and "OpenCV cannot open it" in logged.text()
+    assert "Saved a video" not in logged.text()

@@ -99,3 +99,45 @@ def test_eval_command_unknown_env_fails_with_suggestion(tmp_path: Path) -> None:
     result = run_module("sample_factory.eval", ["--env=CartPol-v1", f"--train_dir={tmp_path}", "--experiment=x"])
     assert result.returncode == 1, result.explain()
     assert "Did you mean: CartPole-v1" in result.output and "Traceback" not in result.output
+
+
+def test_eval_refuses_push_to_hub(tmp_path: Path) -> None:
+    register_gym_env("CartPole-v1")
+    env = gym.make("CartPole-v1")
+    fake_experiment(tmp_path, "cp", "CartPole-v1", env.observation_space, env.action_space)
+    with captured_log() as logs:
+        assert do_eval(eval_cfg("CartPole-v1", tmp_path, "cp", "--push_to_hub")) == 1
+    assert "--push_to_hub: uploading to the Hugging Face Hub is not available" in logs.text()
+    assert not (tmp_path / "cp" / EVAL_RESULTS_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "warning"),
+    [
+        (
+            ("--save_video", "--fps=10"),
+            "--save_video, --fps: no effect in sample_factory.eval (it never renders or records, and steps envs at "
+            "the training frameskip); use the enjoy script instead, e.g. python -m sf_examples.enjoy_gym_env",
+        ),
+        (("--video_name=x.mp4", "--enjoy_script=my_pkg.enjoy_it"), "--video_name: no effect in sample_factory.eval"),
+        (("--video_name=x.mp4", "--enjoy_script=my_pkg.enjoy_it"), "e.g. python -m my_pkg.enjoy_it --env=CartPole-v1"),
+        (("--no_render", "--video_frames=5", "--eval_env_frameskip=1"), "--video_frames, --no_render, --eval_env"),
+        (("--hf_repository=me/cartpole",), "--hf_repository only takes effect with --push_to_hub"),
+    ],
+)
+def test_eval_names_the_flags_it_ignores(tmp_path: Path, flags: tuple[str, ...], warning: str) -> None:
+    register_gym_env("CartPole-v1")
+    env = gym.make("CartPole-v1")
+    fake_experiment(tmp_path, "cp", "CartPole-v1", env.observation_space, env.action_space)
+    with captured_log() as logs:
+        assert do_eval(eval_cfg("CartPole-v1", tmp_path, "cp", "--max_num_episodes=2", *flags)) == 0
+    assert warning in logs.text()
+
+
+def test_eval_without_enjoy_flags_warns_about_none(tmp_path: Path) -> None:
+    register_gym_env("CartPole-v1")
+    env = gym.make("CartPole-v1")
+    fake_experiment(tmp_path, "cp", "CartPole-v1", env.observation_space, env.action_space)
+    with captured_log() as logs:
+        assert do_eval(eval_cfg("CartPole-v1", tmp_path, "cp", "--max_num_episodes=2")) == 0
+    assert "no effect" not in logs.text()

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from lifecycle_helpers import eval_cfg, fake_experiment, random_obs
+from lifecycle_helpers import captured_log, eval_cfg, fake_experiment, random_obs
 
 from sample_factory.enjoy import policy_step
 from sample_factory.envs.env_utils import register_env
@@ -73,4 +73,15 @@ def test_onnxruntime_matches_pytorch(tmp_path: Path, kind: str) -> None:
 def test_export_without_checkpoint_fails_cleanly(tmp_path: Path) -> None:
     register_env("onnx_test_missing", lambda *a, **k: _SpacesEnv(*SPACES["mlp"][:2]))
     assert export_onnx(eval_cfg("onnx_test_missing", tmp_path, "nothing"), str(tmp_path / "x.onnx")) == 1
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_export_refuses_push_to_hub(tmp_path: Path) -> None:
+    obs_space, action_space = SPACES["mlp"][:2]
+    register_env("onnx_test_hub", lambda *a, **k: _SpacesEnv(obs_space, action_space))
+    fake_experiment(tmp_path, "hub", "onnx_test_hub", obs_space, action_space)
+    with captured_log() as logs:
+        status = export_onnx(eval_cfg("onnx_test_hub", tmp_path, "hub", "--push_to_hub"), str(tmp_path / "x.onnx"))
+    assert status == 1
+    assert "--push_to_hub: uploading to the Hugging Face Hub is not available" in logs.text()
     assert not (tmp_path / "x.onnx").exists()

@@ -156,3 +156,12 @@ def test_cuda_available_is_false_without_torch(monkeypatch: pytest.MonkeyPatch) 
 def test_cuda_available_matches_torch() -> None:
     torch = pytest.importorskip("torch")
     assert cuda_available() is torch.cuda.is_available()
+
+
+def test_global_envvars_cpu_keeps_gpus_that_rollout_workers_ask_for(
+    monkeypatch: pytest.MonkeyPatch, fake_smi_env: dict[str, str]
+) -> None:
+    monkeypatch.delenv(CUDA_ENVVAR, raising=False)
+    monkeypatch.setenv("PATH", fake_smi_env["PATH"])
+    set_global_cuda_envvars(AttrDict(device="cpu", actor_worker_gpus=[1]))
+    assert os.environ[CUDA_ENVVAR] == "0,1,2,3"

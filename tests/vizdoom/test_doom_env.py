@@ -89,6 +89,28 @@ def test_resolution_flags(make_env) -> None:
     assert obs.shape == (3, 48, 64) and obs.dtype == np.uint8 and obs.max() > 0
 
 
+def test_framestack_stacks_chw_frames(make_env) -> None:
+    env = make_env("doom_basic", res_w=64, res_h=48, env_framestack=3)
+    assert env.observation_space == gym.spaces.Box(0, 255, (9, 48, 64), np.uint8)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (9, 48, 64)
+    np.testing.assert_array_equal(obs[0:3], obs[6:9])  # after reset the stack holds copies of the first frame
+
+
+def test_hwc_pixel_format_keeps_channels_last(make_env) -> None:
+    env = make_env("doom_basic", res_w=64, res_h=48, pixel_format="HWC")
+    assert env.observation_space.shape == (48, 64, 3)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (48, 64, 3)
+
+
+def test_framestack_with_hwc_is_refused() -> None:
+    from sample_factory.cfg.validation import ConfigError
+
+    with pytest.raises(ConfigError, match="--env_framestack=2 stacks frames along the channel axis of CHW images"):
+        make_doom_env("doom_basic", cfg=_cfg(env_framestack=2, pixel_format="HWC"), env_config=_env_config())
+
+
 @pytest.mark.parametrize("frameskip", [1, 4])
 def test_step_reports_frameskip_and_advances_that_many_tics(make_env, frameskip: int) -> None:
     env = make_env("doom_basic", env_frameskip=frameskip)

@@ -45,6 +45,17 @@ from sample_factory.utils.typing import Config, PolicyID
 HEARTBEAT_PERIOD = 1.0
 
 
+def warn_if_best_checkpoint_requested(cfg: Config) -> None:
+    """Resuming from the best checkpoint is not offered: checkpoints are ordered by train step, so those written
+    after an older best one would sort before the existing ones and be deleted by --keep_checkpoints at once."""
+    explicit = getattr(cfg, "cli_args", None) or {}
+    if explicit.get("load_checkpoint_kind") == "best":
+        log.warning(
+            "--load_checkpoint_kind=best is ignored here: resuming training always continues from the latest "
+            "checkpoint (the flag chooses what enjoy, eval and the ONNX export load)"
+        )
+
+
 class LearnerWorker(Component):
     def __init__(
         self,
@@ -101,6 +112,7 @@ class LearnerWorker(Component):
         state = load_latest_checkpoint(self.cfg, self.policy_id, self.learner.device)
         if state is None:
             return
+        warn_if_best_checkpoint_requested(self.cfg)
         self.learner.load_checkpoint_state(state)
         self.batcher.env_steps = int(state.get("env_steps", 0))
         if self.sampler_states is not None:
@@ -138,7 +150,8 @@ class LearnerWorker(Component):
         return stats
 
     def _training_thread(self) -> None:
-        init_torch_runtime(self.cfg, max_num_threads=1)
+        # no init_torch_runtime here: torch's thread count is per process, so setting it in this thread would undo
+        # --learner_main_loop_num_cores for the whole learner
         while True:
             item = self.train_queue.get()
             if item is None:

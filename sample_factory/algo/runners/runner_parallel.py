@@ -22,6 +22,8 @@ from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbo
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
+from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.processes import cores_for_worker_process
 from sample_factory.utils.typing import Config, StatusCode
@@ -32,7 +34,10 @@ PARENT_CHECK_PERIOD = 1.0
 
 
 def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) -> None:
+    """Process-wide settings of a child, applied before its components (and so any CUDA call) exist."""
     if spec.kind == "rollout":
+        if cfg.actor_worker_gpus and worker_idx is not None:
+            set_gpus_for_process(worker_idx, 1, "rollout worker", cfg.actor_worker_gpus)
         if cfg.default_niceness:
             os.nice(cfg.default_niceness)
         if cfg.set_workers_cpu_affinity and worker_idx is not None and hasattr(os, "sched_setaffinity"):
@@ -44,6 +49,22 @@ def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) ->
             from threadpoolctl import threadpool_limits
 
             threadpool_limits(limits=1)
+
+
+def _pin_visible_gpus(cfg: Config) -> None:
+    """Fix ``CUDA_VISIBLE_DEVICES`` before the children start, so positions in ``--actor_worker_gpus`` mean the
+    same GPUs in every child, and refuse positions that name no GPU here rather than in each worker."""
+    set_global_cuda_envvars(cfg)
+    if not cfg.actor_worker_gpus:
+        return
+    try:
+        gpus = gpus_for_process(0, 1, cfg.actor_worker_gpus)
+    except ValueError as exc:
+        raise ConfigError(f"--actor_worker_gpus: {exc}") from exc
+    if not gpus:
+        log.warning(
+            "--actor_worker_gpus=%s but no GPU is visible: rollout workers run without one", cfg.actor_worker_gpus
+        )
 
 
 def process_title(spec: LoopSpec, cfg: Config) -> str:
@@ -116,6 +137,8 @@ class ParallelRunner(Runner):
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
         env_info = self.given_env_info or obtain_env_info(cfg)
+        require_cfg_fits_env(cfg, env_info)
+        _pin_visible_gpus(cfg)
         # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
         self.shared = shared = make_shared_state(cfg, env_info, serial=False, weights=self.policy_weights)
         all_specs = loop_specs(cfg, self.learner_specs)

@@ -7,6 +7,8 @@ parallel mode.
 
 from __future__ import annotations
 
+import torch
+
 from sample_factory.algo.runners.components import loop_specs
 from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
@@ -15,6 +17,7 @@ from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.cfg.validation import require_cfg_fits_env
 from sample_factory.utils.typing import Config, StatusCode
 
 LOOP = "main"
@@ -40,6 +43,7 @@ class SerialRunner(Runner):
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
         env_info = self.given_env_info or obtain_env_info(self.cfg)
+        require_cfg_fits_env(self.cfg, env_info)
         shared = make_shared_state(self.cfg, env_info, serial=True, weights=self.policy_weights)
         specs = loop_specs(self.cfg, self.learner_specs)
         names = [n for spec in specs for n in spec.component_names]
@@ -50,6 +54,10 @@ class SerialRunner(Runner):
         for spec in specs:
             for component in spec.build(router, shared):
                 loop.add_component(component)
+        # torch threads are per process: the learner's value would be overwritten by the inference worker's
+        # on_start (1 thread), so set it once every component has started (timers first fire after on_start)
+        num_threads = max(1, self.cfg.learner_main_loop_num_cores)
+        loop.call_later(0.0, lambda: torch.set_num_threads(num_threads))
         self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
         return ExperimentStatus.SUCCESS

@@ -35,6 +35,9 @@ class EpisodeStats:
     """Per-actor episode bookkeeping; finished episodes are moved to ``finished``."""
 
     num_actors: int
+    # --use_record_episode_statistics: report the env's own episode sums (info["episode"]["r"/"l"], written by a
+    # RecordEpisodeStatistics wrapper) instead of ours, e.g. the unclipped reward under a reward-changing wrapper
+    env_episode_stats: bool = False
     reward: np.ndarray = field(init=False)
     length: np.ndarray = field(init=False)
     finished: list = field(default_factory=list)
@@ -44,13 +47,22 @@ class EpisodeStats:
         self.length = np.zeros(self.num_actors, dtype=np.int64)
 
     def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
-        reward = float(self.reward[actor])
+        reward, length = float(self.reward[actor]), int(self.length[actor])
+        if self.env_episode_stats:
+            reward, length = _recorded_episode(info, reward, length)
         objective = info.get("true_objective", reward)
-        self.finished.append(
-            (policy_id, reward, int(self.length[actor]), float(objective), info.get("episode_extra_stats"))
-        )
+        self.finished.append((policy_id, reward, length, float(objective), info.get("episode_extra_stats")))
         self.reward[actor] = 0.0
         self.length[actor] = 0
+
+
+def _recorded_episode(info: dict, reward: float, length: int) -> tuple[float, int]:
+    """The episode's reward and length as an env wrapper recorded them in ``info["episode"]``, else ours."""
+    episode = info.get("episode")
+    if not isinstance(episode, dict) or "r" not in episode:
+        return reward, length
+    recorded_length = episode.get("l", length)
+    return float(np.asarray(episode["r"]).item()), int(np.asarray(recorded_length).item())
 
 
 def split_env_config(cfg: Config, worker_idx: int, vector_index: int) -> AttrDict:

@@ -91,7 +91,7 @@ class RolloutWorker(Component):
         cfg = self.cfg
         per_split = cfg.num_envs_per_worker // cfg.worker_num_splits
         num_agents = self.env_info.num_agents
-        self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents)
+        self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents, cfg.use_record_episode_statistics)
         traj_np = numpy_views(self.traj)
         for split in range(cfg.worker_num_splits):
             runner = self._make_split_runner(split, per_split, traj_np)
@@ -154,15 +154,20 @@ class RolloutWorker(Component):
         return len(got) < need
 
     def _assign_policies(self, st, actors) -> None:
-        """Agent -> policy mapping, drawn per episode; takes effect at the next rollout start."""
+        """Agent -> policy mapping, drawn per episode; takes effect at the next rollout start.
+
+        With ``--pbt_mix_policies_in_one_env=False`` the agents of one env always share a policy: only the end of
+        agent 0's episode draws, for all of them, so agents that finish at other times cannot drift apart.
+        """
         if self.num_policies == 1:
             return
         num_agents = self.env_info.num_agents
         for actor in actors:
-            if self.cfg.pbt_mix_policies_in_one_env or actor % num_agents == 0:
+            if self.cfg.pbt_mix_policies_in_one_env:
                 st.next_policy[actor] = self.rng.randrange(self.num_policies)
-            else:
-                st.next_policy[actor] = st.next_policy[actor - actor % num_agents]
+            elif actor % num_agents == 0:
+                # one policy per env: agent 0's draw decides for every agent of its env, whenever they finish
+                st.next_policy[actor : actor + num_agents] = self.rng.randrange(self.num_policies)
 
     # ---------------------------------------------------------------- main flow
     def on_begin_sampling(self) -> None:

@@ -9,7 +9,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from sample_factory.envs.env_wrappers import PixelFormatChwWrapper, ResizeWrapper, RewardScalingWrapper
+from sample_factory.cfg.validation import ConfigError
+from sample_factory.envs.env_wrappers import (
+    PixelFormatChwWrapper,
+    ResizeWrapper,
+    RewardScalingWrapper,
+    StackFramesWrapper,
+)
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
@@ -31,6 +37,8 @@ FALLBACK_CFG: dict[str, Any] = {
     "start_bot_difficulty": None,
     "timelimit": None,
     "doom_base_port": 0,
+    "env_framestack": 1,
+    "pixel_format": "CHW",
 }
 
 
@@ -65,7 +73,8 @@ def game_options(cfg: Config | None, render_mode: str | None, env_config: AttrDi
 
 
 def wrap_player(core: VizdoomEnv, cfg: Config | None) -> gym.Env:
-    """Shaping and measurements on the raw game, then resize to ``--res_w x --res_h``, CHW, reward scale."""
+    """Shaping and measurements on the raw game, then resize to ``--res_w x --res_h``, CHW (unless
+    ``--pixel_format=HWC``), ``--env_framestack`` frames stacked along the channels, reward scale."""
     spec = core.spec_
     env: gym.Env = core
     if spec.deathmatch:
@@ -74,7 +83,17 @@ def wrap_player(core: VizdoomEnv, cfg: Config | None) -> gym.Env:
         env = DoomMeasurementsWrapper(env)
     # area interpolation: nearest-neighbour drops thin sprites (distant enemies) when shrinking 160 -> 128
     env = ResizeWrapper(env, int(_option(cfg, "res_w")), int(_option(cfg, "res_h")), area_interpolation=True)
-    env = PixelFormatChwWrapper(env)
+    chw = _option(cfg, "pixel_format") != "HWC"
+    if chw:
+        env = PixelFormatChwWrapper(env)
+    framestack = int(_option(cfg, "env_framestack"))
+    if framestack > 1:
+        if not chw:
+            raise ConfigError(
+                f"--env_framestack={framestack} stacks frames along the channel axis of CHW images: with "
+                f"--pixel_format=HWC pass --env_framestack=1, or use --pixel_format=CHW"
+            )
+        env = StackFramesWrapper(env, framestack)
     if spec.reward_scale != 1.0:
         env = RewardScalingWrapper(env, spec.reward_scale)
     return env

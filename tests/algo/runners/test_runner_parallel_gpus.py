@@ -1,0 +1,59 @@
+"""--actor_worker_gpus: which GPU each rollout worker process sees (GPU discovery is faked: no GPU needed)."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from sample_factory.algo.runners import runner_parallel
+from sample_factory.cfg.validation import ConfigError
+from sample_factory.utils import gpu_utils
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.gpu_utils import CUDA_ENVVAR
+
+
+def _cfg(**overrides) -> AttrDict:
+    base = dict(
+        device="gpu",
+        actor_worker_gpus=[],
+        default_niceness=0,
+        set_workers_cpu_affinity=False,
+        force_envs_single_thread=False,
+    )
+    return AttrDict({**base, **overrides})
+
+
+@pytest.fixture
+def four_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CUDA_ENVVAR, raising=False)  # also restores the variable after the test
+    monkeypatch.setattr(gpu_utils, "get_gpus_without_triggering_pytorch_cuda_initialization", lambda *_: [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize(("worker_idx", "expected"), [(0, "1"), (1, "3"), (2, "1")])
+def test_rollout_workers_are_spread_over_the_listed_gpus(four_gpus, worker_idx: int, expected: str) -> None:
+    cfg = _cfg(actor_worker_gpus=[1, 3])
+    runner_parallel._pin_visible_gpus(cfg)
+    assert os.environ[CUDA_ENVVAR] == "0,1,2,3"  # pinned in the runner: every child counts the same GPUs
+    runner_parallel._set_process_options(cfg, SimpleNamespace(kind="rollout"), worker_idx)
+    assert os.environ[CUDA_ENVVAR] == expected
+
+
+def test_other_processes_and_an_empty_list_leave_the_gpus_alone(four_gpus) -> None:
+    runner_parallel._pin_visible_gpus(_cfg(actor_worker_gpus=[1]))
+    runner_parallel._set_process_options(_cfg(actor_worker_gpus=[1]), SimpleNamespace(kind="inference"), None)
+    runner_parallel._set_process_options(_cfg(), SimpleNamespace(kind="rollout"), 0)
+    assert os.environ[CUDA_ENVVAR] == "0,1,2,3"
+
+
+def test_learning_on_the_cpu_keeps_the_gpus_rollout_workers_ask_for(four_gpus) -> None:
+    cfg = _cfg(device="cpu", actor_worker_gpus=[2])
+    runner_parallel._pin_visible_gpus(cfg)
+    runner_parallel._set_process_options(cfg, SimpleNamespace(kind="rollout"), 0)
+    assert os.environ[CUDA_ENVVAR] == "2"
+
+
+def test_positions_beyond_the_visible_gpus_are_refused_in_the_runner(four_gpus) -> None:
+    with pytest.raises(ConfigError, match=r"--actor_worker_gpus: .*only 4 are available"):
+        runner_parallel._pin_visible_gpus(_cfg(actor_worker_gpus=[4]))
