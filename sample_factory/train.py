@@ -23,7 +23,7 @@ def make_runner(cfg: Config, learner_specs=None) -> tuple[Config, Runner]:
     Raises ConfigError with a message naming the flag and the fix.
     """
     cfg = prepare_experiment_dir(cfg)
-    return cfg, runner_class(cfg)(cfg, learner_specs)
+    return cfg, runner_class(cfg)(cfg, learner_specs=learner_specs)
 
 
 def runner_class(cfg: Config) -> type[Runner]:

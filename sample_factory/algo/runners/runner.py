@@ -93,9 +93,22 @@ class Runner:
     or before ``init()``.
     """
 
-    def __init__(self, cfg: Config, unique_name: str = "runner") -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        unique_name: str = "runner",
+        *,
+        learner_specs: Callable | None = None,
+        env_info: EnvInfo | None = None,
+        policy_weights: list | None = None,
+    ) -> None:
+        """``learner_specs`` replaces what consumes trajectories (the sampler modes); ``env_info`` and
+        ``policy_weights`` skip making them in ``init()`` (the sampling API may be given both)."""
         self.cfg = cfg
         self.unique_name = unique_name
+        self.learner_specs = learner_specs
+        self.given_env_info = env_info
+        self.policy_weights = policy_weights
         self.observers: list[AlgoObserver] = []
         self.episodic_stats_handlers: list[EpisodicStatsHandler] = []
         self.component: RunnerComponent | None = None  # exists from init() on

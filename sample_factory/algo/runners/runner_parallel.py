@@ -17,10 +17,8 @@ import time
 from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
 from sample_factory.algo.runners.runner import Runner, RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
-from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
 from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
@@ -111,19 +109,8 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
 
 
 class ParallelRunner(Runner):
-    def __init__(
-        self,
-        cfg: Config,
-        learner_specs=None,
-        env_info: EnvInfo | None = None,
-        policy_weights: list[PolicyWeights] | None = None,
-        unique_name: str = "runner",
-    ) -> None:
-        """``env_info`` and ``policy_weights`` skip making them here (the sampling API may be given both)."""
-        super().__init__(cfg, unique_name)
-        self.learner_specs = learner_specs
-        self.given_env_info = env_info
-        self.policy_weights = policy_weights
+    def __init__(self, cfg: Config, unique_name: str = "runner", **runner_inputs) -> None:
+        super().__init__(cfg, unique_name, **runner_inputs)
         self.runner: RunnerComponent | None = None
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}

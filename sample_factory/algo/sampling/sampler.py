@@ -188,7 +188,7 @@ def make_sampler_runner(
     weights = sampling_policy_weights(cfg, env_info, cfg.serial_mode, param_servers)
     from sample_factory.train import runner_class
 
-    return cfg, runner_class(cfg)(cfg, consumers, env_info=env_info, policy_weights=weights)
+    return cfg, runner_class(cfg)(cfg, learner_specs=consumers, env_info=env_info, policy_weights=weights)
 
 
 def run_sampler(cfg: Config, callback: TrajectoryCallback) -> StatusCode:

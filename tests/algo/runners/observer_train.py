@@ -68,13 +68,18 @@ def main() -> int:
         assert set(msg["episodic"]) >= {"reward", "len", "true_objective", "episode_extra_stats"}
         observer.episodes += 1
 
+    return run_with(cfg, [observer], [count_episode])
+
+
+def run_with(cfg, observers: list[AlgoObserver], handlers=()) -> int:
+    """What a Sample Factory 2 script does to watch its run: make_runner, register, init, run."""
     cfg, runner = make_runner(cfg)
-    runner.register_observer(observer)
-    runner.register_episodic_stats_handler(count_episode)
+    for observer in observers:
+        runner.register_observer(observer)
+    for handler in handlers:
+        runner.register_episodic_stats_handler(handler)
     status = runner.init()
-    if status == 0:
-        status = runner.run()
-    return status
+    return runner.run() if status == 0 else status
 
 
 if __name__ == "__main__":

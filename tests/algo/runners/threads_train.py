@@ -9,11 +9,11 @@ import sys
 
 import gymnasium as gym
 import torch
+from observer_train import run_with
 
 from sample_factory.algo.runners.runner import AlgoObserver, Runner
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import make_runner
 from sample_factory.utils.utils import experiment_dir
 
 
@@ -33,13 +33,7 @@ def main() -> int:
     register_env("threads_cartpole", lambda name, cfg=None, env_config=None, render_mode=None: gym.make("CartPole-v1"))
     parser, _ = parse_sf_args()
     parser.set_defaults(use_rnn=False, encoder_mlp_layers=[32], batch_size=256, rollout=32)
-    cfg = parse_full_cfg(parser)
-    cfg, runner = make_runner(cfg)
-    runner.register_observer(ThreadCounter())
-    status = runner.init()
-    if status == 0:
-        status = runner.run()
-    return status
+    return run_with(parse_full_cfg(parser), [ThreadCounter()])
 
 
 if __name__ == "__main__":
