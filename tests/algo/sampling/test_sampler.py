@@ -7,6 +7,7 @@ import threading
 
 import pytest
 import torch
+from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 
 from sample_factory.algo.learning.checkpoints import save_checkpoint
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
@@ -15,26 +16,10 @@ from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
-from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
-
-ROLLOUT = 8
 
 
 def _cfg(tmp_path, *extra: str):
-    cfg = parse_gym_args(
-        [
-            "--env=CartPole-v1",
-            "--device=cpu",
-            "--num_workers=2",
-            "--num_envs_per_worker=2",
-            f"--rollout={ROLLOUT}",
-            f"--train_dir={tmp_path}",
-            "--experiment=smp",
-            *extra,
-        ]
-    )
-    register_env_from_cfg(cfg)
-    return cfg
+    return cartpole_sampling_cfg(tmp_path, "smp", *extra)
 
 
 def _loop() -> EventLoop:

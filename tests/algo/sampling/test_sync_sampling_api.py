@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.sync_sampling_api import HandoffConsumer, SyncSamplingAPI
@@ -19,27 +20,10 @@ from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.algo.utils.shared_buffers import LocalQueue, allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_utils import register_env
-from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
-
-ROLLOUT = 8
 
 
 def _cfg(tmp_path, *extra: str):
-    cfg = parse_gym_args(
-        [
-            "--env=CartPole-v1",
-            "--device=cpu",
-            "--num_workers=2",
-            "--num_envs_per_worker=2",
-            f"--rollout={ROLLOUT}",
-            f"--train_dir={tmp_path}",
-            "--experiment=api",
-            "--serial_mode=True",
-            *extra,
-        ]
-    )
-    register_env_from_cfg(cfg)
-    return cfg
+    return cartpole_sampling_cfg(tmp_path, "api", "--serial_mode=True", *extra)
 
 
 def test_serial_sampler_returns_private_trajectories_until_stopped(tmp_path):
