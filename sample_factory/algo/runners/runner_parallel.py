@@ -15,7 +15,8 @@ import signal
 import time
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
-from sample_factory.algo.runners.runner import Runner, RunnerComponent
+from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus

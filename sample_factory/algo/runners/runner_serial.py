@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 
 from sample_factory.algo.runners.components import loop_specs
-from sample_factory.algo.runners.runner import Runner, RunnerComponent
+from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
