@@ -299,7 +299,12 @@ def hot_path_cfg(**overrides: Any) -> AttrDict:
 
 
 class HotPath:
-    """Rollout workers, echo-policy inference workers and batchers (recording ones by default) on one loop."""
+    """Rollout workers, echo-policy inference workers, batchers and learners on one loop.
+
+    ``batcher_factory(hot, policy_id)`` and ``learner_factory(hot, policy_id)`` build the components named
+    ``batcher_p{policy_id}`` and ``learner_p{policy_id}``; by default a :class:`RecordingBatcher` and a
+    :class:`Recorder`.
+    """
 
     def __init__(self, cfg, multi_agent: bool = False, batcher_factory=None, learner_factory=None) -> None:
         self.cfg = cfg
@@ -334,12 +339,10 @@ class HotPath:
             self.inference.append(worker)
             self.loop.add_component(worker)
 
-        make_batcher = batcher_factory or (lambda p: RecordingBatcher(p, self.router, self.traj, self.free_slots))
-        self.batchers = [make_batcher(p) for p in range(cfg.num_policies)]
-        self.learners = [
-            (learner_factory(p) if learner_factory else Recorder(learner_name(p), self.router))
-            for p in range(cfg.num_policies)
-        ]
+        make_batcher = batcher_factory or (lambda hot, p: RecordingBatcher(p, hot.router, hot.traj, hot.free_slots))
+        make_learner = learner_factory or (lambda hot, p: Recorder(learner_name(p), hot.router))
+        self.batchers = [make_batcher(self, p) for p in range(cfg.num_policies)]
+        self.learners = [make_learner(self, p) for p in range(cfg.num_policies)]
         for component in [*self.batchers, *self.learners]:
             self.loop.add_component(component)
 
@@ -360,9 +363,8 @@ class HotPath:
 
     def start(self) -> HotPath:
         self.loop.running = True
-        for batcher in self.batchers:
-            if hasattr(batcher, "on_start") and not isinstance(batcher, RecordingBatcher):
-                batcher.on_start()
+        for component in [*self.batchers, *self.learners]:  # inference workers are not started: no model to build
+            component.on_start()
         for worker in self.workers:
             worker.on_start()
         errors = self.runner.received("on_component_error")
