@@ -34,7 +34,13 @@ from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.event_loop import Component, EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.shared_buffers import LocalQueue, allocate_trajectories, num_trajectory_slots
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, learner_name
+from sample_factory.algo.utils.wiring import (
+    RUNNER,
+    batcher_name,
+    inference_worker_name,
+    learner_name,
+    rollout_worker_name,
+)
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_utils import register_env
 from sample_factory.utils.attr_dict import AttrDict
@@ -307,6 +313,7 @@ class HotPath:
     """
 
     def __init__(self, cfg, multi_agent: bool = False, batcher_factory=None, learner_factory=None) -> None:
+        """Registers the trace env in a fresh global context: tests use the ``clean_context`` fixture to drop it."""
         self.cfg = cfg
         env_cls = TraceMultiAgentEnv if multi_agent else TraceEnv
         self.envs: dict[int, TraceEnv] = {}
@@ -321,7 +328,7 @@ class HotPath:
         self._env_cls = env_cls
 
         names = [RUNNER]
-        names += [f"rollout_w{w}" for w in range(cfg.num_workers)]
+        names += [rollout_worker_name(w) for w in range(cfg.num_workers)]
         names += [inference_worker_name(p, 0) for p in range(cfg.num_policies)]
         names += [batcher_name(p) for p in range(cfg.num_policies)]
         names += [learner_name(p) for p in range(cfg.num_policies)]

@@ -7,14 +7,25 @@ free-slot queue refuses a slot released twice or handed out while not free.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 import torch
 from hot_path_harness import HotPath, all_problems, clone_slot, env_action_problems, hot_path_cfg
 
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.event_loop import Component
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 
 STALL_ITERATIONS = 300  # loop iterations that would be ample to sample further if anything were free
+
+
+@pytest.fixture(autouse=True)
+def clean_context() -> Iterator[None]:
+    """HotPath registers its env in the global context; leave the context empty for the next test."""
+    yield
+    reset_global_context()
 
 
 class HoldingLearner(Component):

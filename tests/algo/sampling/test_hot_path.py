@@ -8,6 +8,8 @@ episodes restart, inactive agents are marked, and each actor's steps reach its o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 from hot_path_harness import (
@@ -24,11 +26,19 @@ from hot_path_harness import (
 )
 
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
+from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.env_info import extract_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
 
 ROLLOUTS_PER_ACTOR = 5
+
+
+@pytest.fixture(autouse=True)
+def clean_context() -> Iterator[None]:
+    """HotPath registers its env in the global context; leave the context empty for the next test."""
+    yield
+    reset_global_context()
 
 
 def _run(hot: HotPath, rollouts_per_actor: int = ROLLOUTS_PER_ACTOR) -> list[tuple[int, dict]]:

@@ -7,11 +7,14 @@ with "mutation anchor ... not found": move the anchor with it rather than droppi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hot_path_harness import HotPath, all_problems, env_action_problems, hot_path_cfg, mutated
 
 from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, NonBatchedEnvRunner
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
+from sample_factory.algo.utils.context import reset_global_context
 
 # (class, method, source text, replacement, batched sampling, multi-agent, a word the problems must contain)
 MUTATIONS = {
@@ -79,6 +82,13 @@ MUTATIONS = {
         "action",
     ),
 }
+
+
+@pytest.fixture(autouse=True)
+def clean_context() -> Iterator[None]:
+    """HotPath registers its env in the global context; leave the context empty for the next test."""
+    yield
+    reset_global_context()
 
 
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
