@@ -42,6 +42,11 @@ class RunResult:
         found = _REWARD_RE.findall(self.output)
         return float(found[-1]) if found else None
 
+    def best_reward(self) -> float | None:
+        """The highest ``Avg episode reward`` line of the run (each is a mean over up to 100 episodes)."""
+        found = _REWARD_RE.findall(self.output)
+        return max(float(r) for r in found) if found else None
+
     def explain(self) -> str:
         return f"exit code {self.returncode} after {self.seconds:.1f}s, last output:\n{self.output[-4000:]}"
 

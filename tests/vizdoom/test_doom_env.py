@@ -285,3 +285,36 @@ def test_engines_die_with_a_process_that_skips_cleanup(env_name: str) -> None:
     result = run_python("-c", code, timeout=60)  # asserts: no process of the run and no ViZDoom segment remain
     assert result.returncode == 3 and "engines started" in result.output, result.explain()
     assert scratch_existed or not (REPO_ROOT / "_vizdoom").exists(), "the engine's scratch folder was left behind"
+
+
+def test_engines_still_starting_die_with_their_process() -> None:
+    """A process that dies while its engines start (a duel host blocks in ``init()`` until the client joined) must
+    not leave them behind: the watchdog exists before ``init()`` and finds engines by their config folder. Here no
+    engine is ever registered (``register_game`` blocks), so only that second route can clean them up."""
+    from vizdoom_helpers import run_python
+
+    code = (
+        "import os, threading, time\n"
+        "from sf_examples.vizdoom.doom import doom_gym, lifecycle\n"
+        "from sf_examples.vizdoom.doom.doom_utils import make_doom_env\n"
+        "doom_gym.register_game = lambda game: threading.Event().wait()\n"
+        "env = make_doom_env('doom_duel')\n"
+        "threading.Thread(target=env.reset, kwargs={'seed': 0}, daemon=True).start()\n"
+        "def engines():\n"
+        "    found = []\n"
+        "    for p in os.listdir('/proc'):\n"
+        "        try:\n"
+        "            args = open(f'/proc/{p}/cmdline', 'rb').read().decode(errors='replace')\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        if p.isdigit() and '-config\\0' + lifecycle.temp_dir() + '/' in args:\n"
+        "            found.append(p)\n"
+        "    return found\n"
+        "deadline = time.monotonic() + 45\n"
+        "while len(engines()) < 2 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print('engines', len(engines()), 'registered', lifecycle.live_game_count(), flush=True)\n"
+        "os._exit(3)\n"
+    )
+    result = run_python("-c", code, timeout=60)  # asserts: no process of the run and no ViZDoom segment remain
+    assert result.returncode == 3 and "engines 2 registered 0" in result.output, result.explain()

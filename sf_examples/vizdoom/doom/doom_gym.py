@@ -21,7 +21,7 @@ from sample_factory.utils.utils import log
 from sf_examples.vizdoom.doom.action_space import ButtonMapper, make_action_space
 from sf_examples.vizdoom.doom.game_setup import GameOptions, NetworkRole, add_bots, configure_game, vizdoom
 from sf_examples.vizdoom.doom.game_variables import DEATHMATCH_VARIABLES
-from sf_examples.vizdoom.doom.lifecycle import register_game, release_game
+from sf_examples.vizdoom.doom.lifecycle import prepare_engine_start, register_game, release_game
 from sf_examples.vizdoom.doom.scenarios import DoomSpec
 
 START_ATTEMPTS = 3
@@ -107,6 +107,7 @@ class VizdoomEnv(gym.Env):
         """One start-up attempt; a networked player blocks here until the whole match has joined."""
         game = self._configure()
         self.game = game
+        prepare_engine_start()
         game.init()
         register_game(game)
         self._finalizer = weakref.finalize(self, release_game, game)

@@ -7,9 +7,11 @@ instance id and engine pid; ``release_game`` (called by the envs' ``close()``) a
 the engine is gone and its segments are removed whatever happened.
 
 Neither runs when the process is killed (SIGKILL) or leaves through ``os._exit``, and the orphaned engines would
-live on. For that case each process that starts games also starts a tiny shell watchdog: it waits for the
-process to disappear, then kills the engines listed in ``engines.txt`` of the temp folder and removes their
-shared memory.
+live on. For that case each process that starts games also starts a tiny shell watchdog (before the first
+``init()``: a networked host blocks in ``init()`` until its clients joined, and a crash then must not leave it
+waiting forever): it waits for the process to disappear, then kills the engines listed in ``engines.txt`` of the
+temp folder and every other engine whose command line names a config file in that folder (those still starting),
+and removes their shared memory.
 """
 
 from __future__ import annotations
@@ -68,6 +70,14 @@ if [ -f "$2" ]; then
     rm -f "/dev/shm/ViZDoomSM$id" "/dev/shm/ViZDoomMQCtr$id" "/dev/shm/ViZDoomMQDoom$id"
   done < "$2"
 fi
+for cmdline in /proc/[0-9]*/cmdline; do
+  args=$(tr '\\0' ' ' < "$cmdline" 2>/dev/null) || continue
+  case "$args" in *"-config $3/"*) ;; *) continue ;; esac
+  pid=${cmdline#/proc/}; pid=${pid%/cmdline}
+  kill -9 "$pid" 2>/dev/null
+  id=${args#*+viz_instance_id }; id=${id%% *}
+  [ -n "$id" ] && rm -f "/dev/shm/ViZDoomSM$id" "/dev/shm/ViZDoomMQCtr$id" "/dev/shm/ViZDoomMQDoom$id"
+done
 rm -rf "$3"
 [ -n "$4" ] && rmdir "$4" 2>/dev/null
 exit 0
@@ -83,9 +93,10 @@ def temp_dir() -> str:
     return _temp_dir
 
 
-def find_engine_pid(instance_id: str) -> int | None:
-    """Pid of the engine child of this process whose command line carries ``+viz_instance_id <instance_id>``."""
+def _child_command_lines() -> list[tuple[int, list[bytes]]]:
+    """(pid, argv) of every live child process of this process."""
     me = os.getpid()
+    children = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -95,12 +106,29 @@ def find_engine_pid(instance_id: str) -> int | None:
             if ppid != me:
                 continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
+                children.append((int(entry), f.read().split(b"\0")))
         except (OSError, ValueError, IndexError):
             continue  # the process went away while we looked
+    return children
+
+
+def find_engine_pid(instance_id: str) -> int | None:
+    """Pid of the engine child of this process whose command line carries ``+viz_instance_id <instance_id>``."""
+    for pid, args in _child_command_lines():
         if instance_id.encode() in args:
-            return int(entry)
+            return pid
     return None
+
+
+def engine_processes() -> set[int]:
+    """Pids of the engines this process launched that still run, started or still starting (found by the config
+    file in this process's temp folder that every engine is given)."""
+    prefix = (temp_dir() + os.sep).encode()
+    return {
+        pid
+        for pid, args in _child_command_lines()
+        if any(a == b"-config" and b.startswith(prefix) for a, b in zip(args, args[1:], strict=False))
+    }
 
 
 def register_game(game: Any) -> GameRecord:
@@ -127,12 +155,18 @@ def _write_engine_list() -> None:
     os.replace(path + ".tmp", path)
 
 
+def prepare_engine_start() -> None:
+    """Call before ``game.init()``: the watchdog must exist while an engine starts, not only once it has."""
+    temp_dir()
+    _ensure_watchdog()
+
+
 def _ensure_watchdog() -> None:
     """Start this process's watchdog once (again after a fork: the child has its own engines)."""
-    global _watchdog
-    if _watchdog is not None and _watchdog.poll() is None and _watchdog_owner == os.getpid():
-        return
-    _start_watchdog()
+    with _lock:  # the players of a match start their engines from parallel threads
+        if _watchdog is not None and _watchdog.poll() is None and _watchdog_owner == os.getpid():
+            return
+        _start_watchdog()
 
 
 def _start_watchdog() -> None:

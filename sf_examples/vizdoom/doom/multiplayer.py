@@ -10,6 +10,7 @@ its players.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -20,9 +21,11 @@ import gymnasium as gym
 from sample_factory.envs.env_utils import EnvCriticalError, RewardShapingInterface, find_wrapper_interface
 from sample_factory.utils.utils import log
 from sf_examples.vizdoom.doom.doom_gym import START_ATTEMPTS, VizdoomEnv
+from sf_examples.vizdoom.doom.lifecycle import engine_processes
 
 MATCH_START_TIMEOUT_S = 90.0  # the host waits up to 60 s for clients before ViZDoom itself gives up
 STEP_TIMEOUT_S = 60.0
+ENGINE_LAUNCH_TIMEOUT_S = 10.0  # then the next player starts anyway; the match start-up timeout still applies
 
 
 class VizdoomMultiAgentEnv(gym.Env, RewardShapingInterface):
@@ -47,11 +50,17 @@ class VizdoomMultiAgentEnv(gym.Env, RewardShapingInterface):
 
     # ---- threads -------------------------------------------------------------------------------------------------
 
-    def _run_all(self, calls: Sequence[Callable[[], Any]], timeout: float, what: str) -> list[Any]:
-        """Run one call per player in parallel; any failure or hang aborts the barrier and fails the whole match."""
+    def _submit(self, call: Callable[[], Any]) -> Future:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.num_agents, thread_name_prefix="doom_player")
-        futures: list[Future] = [self._pool.submit(call) for call in calls]
+        return self._pool.submit(call)
+
+    def _run_all(self, calls: Sequence[Callable[[], Any]], timeout: float, what: str) -> list[Any]:
+        """Run one call per player in parallel; any failure or hang aborts the barrier and fails the whole match."""
+        return self._collect([self._submit(call) for call in calls], timeout, what)
+
+    def _collect(self, futures: Sequence[Future], timeout: float, what: str) -> list[Any]:
+        """The players' results; any failure or hang aborts the barrier and fails the whole match."""
         try:
             return [future.result(timeout=timeout) for future in futures]
         except FutureTimeout as exc:
@@ -76,13 +85,38 @@ class VizdoomMultiAgentEnv(gym.Env, RewardShapingInterface):
                 core.network.port = port
             self.tic_barrier.reset()
             try:
-                self._run_all([core.start_once for core in self.cores], MATCH_START_TIMEOUT_S, "start-up")
+                self._collect(self._start_players(), MATCH_START_TIMEOUT_S, "start-up")
                 self._started = True
                 return
             except Exception as exc:
                 log.warning("ViZDoom match start-up on port %d failed (attempt %d): %r", port, attempt + 1, exc)
                 self._close_games()
         raise EnvCriticalError(f"could not start a {self.num_agents}-player ViZDoom match")
+
+    def _start_players(self) -> list[Future]:
+        """Begin each player's ``init()`` once the previous player's engine process runs.
+
+        The host's ``init()`` returns only when every client joined, so the calls overlap; but two threads inside
+        ViZDoom's ``init()`` while it launches engines occasionally crash the whole process (SIGSEGV, seen about
+        once in 15 matches on a busy 2-core machine). A launched engine leaves its player's thread waiting for the
+        match, which is safe to overlap with the next launch.
+        """
+        futures = []
+        for i, core in enumerate(self.cores):
+            before = engine_processes()
+            futures.append(self._submit(core.start_once))
+            if i + 1 < len(self.cores):
+                self._wait_for_new_engine(before, futures[-1])
+        return futures
+
+    @staticmethod
+    def _wait_for_new_engine(before: set[int], future: Future) -> None:
+        """Until an engine not in ``before`` runs, or the player's start-up ended (failed) or timed out."""
+        deadline = time.monotonic() + ENGINE_LAUNCH_TIMEOUT_S
+        while time.monotonic() < deadline and not future.done():
+            if engine_processes() - before:
+                return
+            time.sleep(0.01)
 
     # ---- episodes ------------------------------------------------------------------------------------------------
 
