@@ -17,6 +17,7 @@ actor's slot breaks at least one of these equalities.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import textwrap
 from collections import defaultdict
@@ -32,7 +33,7 @@ from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.event_loop import Component, EventLoop, LocalInbox, Router
-from sample_factory.algo.utils.shared_buffers import LocalQueue, allocate_trajectories, num_trajectory_slots
+from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, num_trajectory_slots
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import (
     RUNNER,
@@ -213,11 +214,11 @@ class RecordingBatcher(Component):
     Slots are freed in reverse order so that actors do not get their old slots back.
     """
 
-    def __init__(self, policy_id: int, router: Router, traj: TensorDict, free_slots) -> None:
+    def __init__(self, policy_id: int, router: Router, traj: TensorDict, slot_owners: SlotOwners) -> None:
         super().__init__(batcher_name(policy_id), router)
         self.policy_id = policy_id
         self.traj = traj
-        self.free_slots = free_slots
+        self.slot_owners = slot_owners
         self.trajectories: list[dict] = []
         self.frames = 0
 
@@ -226,7 +227,7 @@ class RecordingBatcher(Component):
         for slot in slots:
             self.trajectories.append(clone_slot(self.traj, slot))
             scribble(self.traj, slot)
-        self.free_slots.put_many(list(reversed(slots)))
+        self.slot_owners.give_back(self.send, list(reversed(slots)))
 
 
 def clone_slot(traj: TensorDict, slot: int) -> dict:
@@ -245,33 +246,48 @@ def scribble(traj: TensorDict, slot: int) -> None:
             value[slot] = value.new_tensor(SCRIBBLE).to(value.dtype)
 
 
-class TrackedSlots(LocalQueue):
-    """The free-slot queue, refusing a slot that is released twice or taken while not free."""
+class TrackedSlots(SlotOwners):
+    """The run's slot ownership, refusing a slot that is released twice, taken while not free, or given to a worker
+    that does not own it. ``free`` holds the slots released and not yet taken again (in flight or in a free list)."""
 
-    def __init__(self, num_slots: int) -> None:
-        super().__init__()
-        self.num_slots = num_slots
-        self.free: set[int] = set()
+    def __init__(self, num_slots: int, num_workers: int, actors_per_worker: int) -> None:
+        super().__init__(num_slots, num_workers, actors_per_worker)
+        self.free: set[int] = set(range(num_slots))
         self.taken_total = 0
-        self.put_many(list(range(num_slots)))
 
-    def put_many(self, items: list, block: bool = True, timeout: float = 0.0) -> None:
-        for slot in items:
+    def give_back(self, send, slots) -> None:
+        for slot in slots:
             assert 0 <= slot < self.num_slots, f"slot {slot} does not exist"
             assert slot not in self.free, f"slot {slot} released while already free"
             self.free.add(slot)
-        super().put_many(items)
+        super().give_back(send, slots)
 
-    def put(self, item: Any, block: bool = True, timeout: float = 0.0) -> None:
-        self.put_many([item])
+    def watch(self, worker: RolloutWorker) -> None:
+        """Replace ``worker``'s private free list by one that checks every take and every return."""
+        worker.free_slots = TrackedFreeList(self, worker.worker_idx, worker.free_slots)
 
-    def get_many(self, block: bool = True, timeout: float = 0.0, max_messages_to_get: int = 1_000_000) -> list:
-        got = super().get_many(block, timeout, max_messages_to_get)
-        for slot in got:
-            assert slot in self.free, f"slot {slot} handed out while not free"
-            self.free.discard(slot)
-        self.taken_total += len(got)
-        return got
+
+class TrackedFreeList(collections.deque):
+    """A rollout worker's free list that reports to :class:`TrackedSlots`."""
+
+    def __init__(self, tracker: TrackedSlots, worker_idx: int, initial) -> None:
+        super().__init__(initial)
+        self.tracker = tracker
+        self.worker_idx = worker_idx
+
+    def extend(self, slots) -> None:
+        slots = list(slots)
+        for slot in slots:
+            owner = self.tracker.owner(slot)
+            assert owner == self.worker_idx, f"slot {slot} of worker {owner} given to worker {self.worker_idx}"
+        super().extend(slots)
+
+    def popleft(self) -> int:
+        slot = super().popleft()
+        assert slot in self.tracker.free, f"slot {slot} handed out while not free"
+        self.tracker.free.discard(slot)
+        self.tracker.taken_total += 1
+        return slot
 
 
 # ---------------------------------------------------------------- the wired-up hot path
@@ -324,7 +340,8 @@ class HotPath:
         self.num_slots = num_trajectory_slots(cfg, self.env_info)
         self.traj = allocate_trajectories(cfg, self.env_info, self.num_slots, share=False)
         assert self.traj["rnn_states"].shape[-1] == 2, "the echo policy needs an RNN state of exactly 2 values"
-        self.free_slots = TrackedSlots(self.num_slots)
+        actors_per_worker = cfg.num_envs_per_worker * self.env_info.num_agents
+        self.free_slots = TrackedSlots(self.num_slots, cfg.num_workers, actors_per_worker)
         self._env_cls = env_cls
 
         names = [RUNNER]
@@ -358,6 +375,7 @@ class HotPath:
             for w in range(cfg.num_workers)
         ]
         for worker in self.workers:
+            self.free_slots.watch(worker)
             self.loop.add_component(worker)
 
     def _make_env(self, name: str, cfg=None, env_config=None, render_mode=None) -> TraceEnv:

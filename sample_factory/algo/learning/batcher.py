@@ -4,6 +4,8 @@ A batch is ``--batch_size * --num_batches_per_epoch`` samples, i.e. a fixed
 number of trajectory slots. The batcher copies those slots into one of
 ``--num_batches_to_accumulate`` preallocated batch buffers and, in async mode,
 gives the slots back at once so the rollout workers never wait on training.
+Giving slots back is a message to each slot's rollout worker (``on_slots_freed``),
+which also wakes that worker if it was waiting for them.
 When every batch buffer is taken (the learner is behind), trajectories stay
 in their slots; the rollout workers then run out of free slots and pause.
 In sync mode (``--async_rl=False``) the slots are only given back after the
@@ -16,7 +18,7 @@ import torch
 
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
-from sample_factory.algo.utils.shared_buffers import allocate_trajectories, trajectories_per_batch
+from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, trajectories_per_batch
 from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.utils.typing import Config, PolicyID
@@ -24,14 +26,20 @@ from sample_factory.utils.typing import Config, PolicyID
 
 class Batcher(Component):
     def __init__(
-        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj: TensorDict, free_slots
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        policy_id: PolicyID,
+        router: Router,
+        traj: TensorDict,
+        slot_owners: SlotOwners,
     ) -> None:
         super().__init__(batcher_name(policy_id), router)
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
         self.traj = traj
-        self.free_slots = free_slots
+        self.slot_owners = slot_owners
         self.per_batch = trajectories_per_batch(cfg)
         self.pending: list[int] = []
         self.batches: list[TensorDict] = []
@@ -55,7 +63,7 @@ class Batcher(Component):
         False (the run is over and the sampler must stay at rest for its state to be saved)."""
         held = self.held_slots.pop(batch_idx, None)
         if held and release_slots:
-            self.free_slots.put_many(held)
+            self.slot_owners.give_back(self.send, held)
         self.free_batches.append(batch_idx)
         self._make_batches()
 
@@ -67,7 +75,7 @@ class Batcher(Component):
             with self.timing.add_time("batching"):
                 copy_slots(self.traj, torch.tensor(slots, dtype=torch.int64), self.batches[batch_idx])
             if self.cfg.async_rl:
-                self.free_slots.put_many(slots)
+                self.slot_owners.give_back(self.send, slots)
             else:
                 self.held_slots[batch_idx] = slots
             self.send(learner_name(self.policy_id), "on_batch_ready", batch_idx)

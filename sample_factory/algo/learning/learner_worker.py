@@ -160,10 +160,10 @@ class LearnerWorker(Component):
             try:
                 stats = self._train(prepared)
             except Exception:
-                self.loop.inbox.put((self.name, "on_training_error", (traceback.format_exc(),)))
+                self.loop.post(self.name, "on_training_error", traceback.format_exc())
                 return
             # through the inbox (not the local deque) so a loop blocked waiting for messages wakes up
-            self.loop.inbox.put((self.name, "on_training_done", (batch_idx, stats)))
+            self.loop.post(self.name, "on_training_done", batch_idx, stats)
 
     def on_training_error(self, tb: str) -> None:
         log.error("%s training failed:\n%s", self.name, tb)

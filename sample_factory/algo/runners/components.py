@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.learning.learner_worker import LearnerWorker
@@ -18,7 +17,7 @@ from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, learner_name, rollout_worker_name
 from sample_factory.utils.typing import Config
@@ -31,7 +30,7 @@ class SharedState:
     cfg: Config
     env_info: EnvInfo
     traj: TensorDict
-    free_slots: Any
+    slot_owners: SlotOwners  # which rollout worker hands out which trajectory slot
     weights: list[PolicyWeights]
     serial: bool
     # exact resume in serial sync mode (an in-process object; None in parallel mode)
@@ -52,7 +51,7 @@ class LoopSpec:
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    return [RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.free_slots, s.sampler_states)]
+    return [RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.slot_owners, s.sampler_states)]
 
 
 def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
@@ -60,7 +59,7 @@ def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedSt
 
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
-    batcher = Batcher(s.cfg, s.env_info, policy_id, router, s.traj, s.free_slots)
+    batcher = Batcher(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners)
     weights = s.weights[policy_id]
     learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batcher, weights, s.serial, s.sampler_states)
     return [batcher, learner]

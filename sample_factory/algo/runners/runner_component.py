@@ -27,7 +27,7 @@ from sample_factory.algo.runners.stats import (
     train_summaries,
 )
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
+from sample_factory.algo.utils.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.utils.logging_setup import log
@@ -310,11 +310,20 @@ class RunnerComponent(Component):
         self._report(final=True)
         self.stop_requested_at = time.monotonic()
         self.finished_at = time.monotonic()
+        unreachable = []
         for name in self.component_names:
-            if name.startswith("learner_p"):
-                self.send(name, "on_stop_requested", save)
-            elif not self._stopped_by_its_learner(name):
-                self.send(name, "on_stop_requested")
+            if self._stopped_by_its_learner(name):
+                continue
+            args = (save,) if name.startswith("learner_p") else ()
+            try:
+                self.send(name, "on_stop_requested", *args)
+            except UndeliverableMessage as error:  # its loop is gone: nothing left to stop there
+                log.error("%s; counting %s as stopped", error, name)
+                self.status = ExperimentStatus.FAILURE
+                unreachable.append(name)
+        for name in unreachable:
+            if name not in self.stopped_trees:
+                self.on_component_stopped(name, "")
 
     def _stopped_by_its_learner(self, name: str) -> bool:
         """A batcher shares its learner's process and is stopped by it."""

@@ -18,7 +18,7 @@ from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_s
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
-from sample_factory.algo.utils.event_loop import EventLoop, Router, make_mp_inbox
+from sample_factory.algo.utils.event_loop import EventLoop, LoopLiveness, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
@@ -116,6 +116,7 @@ class ParallelRunner(Runner):
         self.processes: dict[str, multiprocessing.Process] = {}
         self.process_components: dict[str, list[str]] = {}
         self.inboxes: dict = {}
+        self.liveness: LoopLiveness | None = None
         self.shared: SharedState | None = None
 
     def init(self) -> StatusCode:
@@ -136,7 +137,9 @@ class ParallelRunner(Runner):
             loop_name = RUNNER_LOOP if spec.in_main_process else spec.name
             component_loops.update({name: loop_name for name in spec.component_names})
         self.inboxes = {RUNNER_LOOP: make_mp_inbox(), **{spec.name: make_mp_inbox() for spec in specs}}
-        router = Router(component_loops, self.inboxes)
+        # shared by every process: a sender stuck on the full inbox of a dead loop fails instead of waiting forever
+        self.liveness = LoopLiveness(self.inboxes, share=True)
+        router = Router(component_loops, self.inboxes, self.liveness)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
         self.runner.attach(loop, [n for spec in all_specs for n in spec.component_names])
@@ -148,7 +151,7 @@ class ParallelRunner(Runner):
         self.runner.install_signal_handlers()
 
         ctx = multiprocessing.get_context("spawn")
-        child_router = Router(component_loops, self.inboxes)
+        child_router = Router(component_loops, self.inboxes, self.liveness)
         for spec in specs:
             proc = ctx.Process(
                 target=_child_main,
@@ -177,10 +180,14 @@ class ParallelRunner(Runner):
 
         Goes through the runner's inbox like any message, so the runner's loop thread does the stopping.
         """
-        self.inboxes[RUNNER_LOOP].put((RUNNER, "request_stop", ()), block=True, timeout=10.0)
+        self.runner.loop.post(RUNNER, "request_stop")
 
     def dead_processes(self) -> list[tuple[str, int]]:
-        return [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None]
+        """``(loop name, exit code)`` of every child that ended; their loops are marked exited for the senders."""
+        dead = [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None]
+        for name, _ in dead:
+            self.liveness.mark_exited(name)
+        return dead
 
     def _join_all(self) -> None:
         deadline = time.monotonic() + JOIN_TIMEOUT

@@ -22,7 +22,7 @@ from sample_factory.algo.utils.sampler_state import SamplerStateExchange, exact_
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     allocate_trajectories,
-    make_free_slot_queue,
+    make_slot_owners,
     num_trajectory_slots,
 )
 from sample_factory.model.actor_critic import create_actor_critic
@@ -103,15 +103,15 @@ def _write_env_info_cache(path: str, key: dict[str, Any], env_info: EnvInfo) -> 
 def make_shared_state(
     cfg: Config, env_info: EnvInfo, serial: bool, weights: list[PolicyWeights] | None = None
 ) -> SharedState:
-    """Trajectory buffers, free-slot queue and per-policy weights (fresh ones unless ``weights`` are given)."""
+    """Trajectory buffers, their ownership by rollout worker and per-policy weights (fresh unless ``weights`` given)."""
     num_slots = num_trajectory_slots(cfg, env_info)
     traj = allocate_trajectories(cfg, env_info, num_slots, share=not serial)
     log.info("Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6)
     if weights is None:
         weights = initial_policy_weights(cfg, env_info, serial)
     sampler_states = SamplerStateExchange() if serial and exact_resume_supported(cfg) else None
-    free_slots = make_free_slot_queue(serial, num_slots)
-    return SharedState(cfg, env_info, traj, free_slots, weights, serial, sampler_states)
+    slot_owners = make_slot_owners(cfg, env_info, num_slots)
+    return SharedState(cfg, env_info, traj, slot_owners, weights, serial, sampler_states)
 
 
 def initial_policy_weights(cfg: Config, env_info: EnvInfo, serial: bool) -> list[PolicyWeights]:

@@ -5,13 +5,18 @@ while the inference worker computes actions for one split the other one steps
 its envs. Per step, a split sends one small message per policy
 (``worker, split, t, slots``) and receives one (``on_actions_ready``). After
 ``--rollout`` steps the full trajectory slots go to each policy's batcher and
-fresh slots are taken from the free-slot queue; when none are free (the
-learner is behind) the split waits, which pauses collection.
+fresh slots are taken from this worker's own free list; when none are free
+(the learner is behind) the split waits, which pauses collection.
+
+The worker owns a fixed set of slots (``shared_buffers.SlotOwners``) and is
+the only one that hands them out, so taking a slot touches no shared queue.
+Whoever is done with slots sends them back with ``on_slots_freed``, and that
+message resumes the waiting splits at once: no polling, no sleep, no timeout.
 """
 
 from __future__ import annotations
 
-import queue
+import collections
 import random
 import time
 import traceback
@@ -30,7 +35,7 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import numpy_views
+from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name
 from sample_factory.envs.create_env import create_env
@@ -50,7 +55,7 @@ class RolloutWorker(Component):
         worker_idx: int,
         router: Router,
         traj: TensorDict,
-        free_slots,
+        slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
     ) -> None:
         super().__init__(f"rollout_w{worker_idx}", router)
@@ -58,10 +63,13 @@ class RolloutWorker(Component):
         self.env_info = env_info
         self.worker_idx = worker_idx
         self.traj = traj
-        self.free_slots = free_slots
+        # this worker's free trajectory slots, oldest first; only this worker takes from it
+        self.free_slots: collections.deque[int] = collections.deque(
+            slot_owners.initial_free(worker_idx) if slot_owners is not None else ()
+        )
         self.rollout = cfg.rollout
         self.runners: list[NonBatchedEnvRunner | BatchedEnvRunner] = []
-        self.waiting_for_slots: list[int] = []
+        self.waiting_for_slots: list[int] = []  # splits that finished a rollout and wait for fresh slots, in order
         self.num_policies = cfg.num_policies
         self.rng = random.Random((cfg.seed or 0) * 1000 + worker_idx if cfg.seed is not None else None)
         self.stats = EpisodeStats(0)
@@ -140,18 +148,15 @@ class RolloutWorker(Component):
         return env_seed(self.cfg, self.worker_idx, split, i)
 
     def _slots_missing(self, runner) -> bool:
-        """Take a free slot for every actor of the split; False when all were available."""
+        """Take a free slot for every actor of the split that has none; False when all were available."""
         st = runner.state
-        need = int((st.slots < 0).sum())
-        if need == 0:
-            return False
-        try:
-            got = self.free_slots.get_many(block=False, max_messages_to_get=need)
-        except queue.Empty:
-            got = []
         missing = np.flatnonzero(st.slots < 0)
+        if len(missing) == 0:
+            return False
+        free = self.free_slots
+        got = [free.popleft() for _ in range(min(len(missing), len(free)))]
         st.slots[missing[: len(got)]] = got
-        return len(got) < need
+        return len(got) < len(missing)
 
     def _assign_policies(self, st, actors) -> None:
         """Agent -> policy mapping, drawn per episode; takes effect at the next rollout start.
@@ -371,20 +376,21 @@ class RolloutWorker(Component):
         if len(slots):
             self.traj["rnn_states"][torch.from_numpy(np.ascontiguousarray(slots)), t] = 0.0
 
-    def after_messages(self) -> None:
+    def on_slots_freed(self, slots: list[int]) -> None:
+        """Some of this worker's slots are free again (sent by whoever consumed them): resume the waiting splits.
+
+        This message is the only wake-up a waiting split needs, so it continues within the same loop iteration.
+        """
+        self.free_slots.extend(slots)
         if not self.waiting_for_slots or self.stopped:
             return
         still_waiting = []
         for split in self.waiting_for_slots:
-            runner = self.runners[split]
-            if self._slots_missing(runner):
+            if self._slots_missing(self.runners[split]):
                 still_waiting.append(split)
             else:
                 self._begin_next_rollout(split)
         self.waiting_for_slots = still_waiting
-        if still_waiting:
-            with self.timing.add_time("wait_for_trajectories"):
-                time.sleep(0.001)
 
     # ---------------------------------------------------------------- reporting and shutdown
     def _report_stats(self) -> None:

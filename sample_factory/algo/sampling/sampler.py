@@ -41,8 +41,9 @@ from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
+    SlotOwners,
     allocate_trajectories,
-    make_free_slot_queue,
+    make_slot_owners,
     num_trajectory_slots,
 )
 from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
@@ -65,12 +66,12 @@ class TrajectoryConsumer(Component):
         policy_id: PolicyID,
         router: Router,
         traj: TensorDict,
-        free_slots,
+        slot_owners: SlotOwners,
         callback: TrajectoryCallback,
     ) -> None:
         super().__init__(batcher_name(policy_id), router)
         self.cfg, self.env_info, self.policy_id = cfg, env_info, policy_id
-        self.traj, self.free_slots, self.callback = traj, free_slots, callback
+        self.traj, self.slot_owners, self.callback = traj, slot_owners, callback
         self.env_steps = 0
 
     def on_start(self) -> None:
@@ -85,7 +86,7 @@ class TrajectoryConsumer(Component):
         copy = allocate_trajectories(self.cfg, self.env_info, len(slots), share=False)
         with self.timing.add_time("copy"):
             copy_slots(self.traj, torch.tensor(slots, dtype=torch.int64), copy)
-        self.free_slots.put_many(slots)
+        self.slot_owners.give_back(self.send, slots)
         self.env_steps += frames
         try:
             with self.timing.add_time("callback"):
@@ -102,7 +103,7 @@ class TrajectoryConsumer(Component):
 
 
 def _build_consumer(policy_id: PolicyID, callback: TrajectoryCallback, router: Router, s: SharedState) -> list:
-    return [TrajectoryConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.free_slots, callback)]
+    return [TrajectoryConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners, callback)]
 
 
 def consumer_specs(cfg: Config, callback: TrajectoryCallback) -> list[LoopSpec]:
@@ -208,9 +209,10 @@ class SerialSampler:
       and registers their names with its router. It must not already hold a runner: the sampler brings a small
       control component under the runner's name (it starts sampling once every component is ready, counts env
       steps and fans out ``stop()``).
-    - ``buffer_mgr``: where trajectories are written. ``None`` allocates our trajectory slots and their free-slot
-      queue here; otherwise anything with ``traj`` (slot TensorDict in the ``shared_buffers`` layout) and
-      ``free_slots`` (queue of free slot indices), e.g. the ``SharedState`` of ``runners.setup.make_shared_state``.
+    - ``buffer_mgr``: where trajectories are written. ``None`` allocates our trajectory slots and their ownership
+      here; otherwise anything with ``traj`` (slot TensorDict in the ``shared_buffers`` layout) and
+      ``slot_owners`` (a ``shared_buffers.SlotOwners``: which rollout worker hands out which slot), e.g. the
+      ``SharedState`` of ``runners.setup.make_shared_state``.
     - ``param_servers``: ``{policy_id: ParameterServer or PolicyWeights}``, the weights each policy acts with
       (read again whenever their version changes); ``None`` for a freshly initialised model per policy.
     - ``env_info``: ``None`` creates one env to read it.
@@ -241,12 +243,12 @@ class SerialSampler:
         self.loop = event_loop
         self.cfg = cfg
         self.env_info = env_info or obtain_env_info(cfg)
-        traj, free_slots = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
+        traj, slot_owners = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
         if param_servers:
             weights = sampling_policy_weights(cfg, self.env_info, True, param_servers)
         else:
             weights = initial_policy_weights(cfg, self.env_info, serial=True)
-        self.shared = SharedState(cfg, self.env_info, traj, free_slots, weights, serial=True)
+        self.shared = SharedState(cfg, self.env_info, traj, slot_owners, weights, serial=True)
         self.trajectories: collections.deque[tuple[PolicyID, TensorDict]] = collections.deque()
         self.on_trajectories = on_trajectories or (lambda p, t: self.trajectories.append((p, t)))
         self.control: _SamplerControl | None = None
@@ -298,17 +300,25 @@ class SerialSampler:
         return self.control.error if self.control else None
 
 
-def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tuple[TensorDict, Any]:
+def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tuple[TensorDict, SlotOwners]:
     if buffer_mgr is None:
         num_slots = num_trajectory_slots(cfg, env_info)
-        return allocate_trajectories(cfg, env_info, num_slots, share=False), make_free_slot_queue(True, num_slots)
-    traj, free_slots = getattr(buffer_mgr, "traj", None), getattr(buffer_mgr, "free_slots", None)
-    if not isinstance(traj, TensorDict) or free_slots is None:
+        traj = allocate_trajectories(cfg, env_info, num_slots, share=False)
+        return traj, make_slot_owners(cfg, env_info, num_slots)
+    traj, slot_owners = getattr(buffer_mgr, "traj", None), getattr(buffer_mgr, "slot_owners", None)
+    if not isinstance(traj, TensorDict) or not isinstance(slot_owners, SlotOwners):
         raise TypeError(
             f"buffer_mgr ({type(buffer_mgr).__name__}) must have 'traj' (trajectory slot TensorDict) and "
-            "'free_slots' (free slot queue), like runners.setup.make_shared_state(...); or pass None to allocate them"
+            "'slot_owners' (a shared_buffers.SlotOwners), like runners.setup.make_shared_state(...); or pass None "
+            "to allocate them"
         )
-    return traj, free_slots
+    if slot_owners.num_workers != cfg.num_workers or slot_owners.num_slots > len(traj["rewards"]):
+        raise ValueError(
+            f"buffer_mgr's slot_owners deal {slot_owners.num_slots} slots to {slot_owners.num_workers} workers but "
+            f"--num_workers={cfg.num_workers} and traj has {len(traj['rewards'])} slots: build the buffers with "
+            "the same config (runners.setup.make_shared_state), or pass None to allocate them"
+        )
+    return traj, slot_owners
 
 
 class _SamplerControl(Component):

@@ -67,9 +67,9 @@ class HandoffConsumer(TrajectoryConsumer):
     """The batcher's stand-in in the caller's process: copies, frees the slots, queues the copy for the caller."""
 
     def __init__(
-        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj, free_slots, handoff
+        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj, slot_owners, handoff
     ) -> None:
-        super().__init__(cfg, env_info, policy_id, router, traj, free_slots, self._enqueue)
+        super().__init__(cfg, env_info, policy_id, router, traj, slot_owners, self._enqueue)
         self.handoff: queue.Queue = handoff
         self.pending: collections.deque[tuple[list[int], int]] = collections.deque()
         self.retry_scheduled = False
@@ -92,7 +92,7 @@ class HandoffConsumer(TrajectoryConsumer):
 
 
 def _build_handoff(policy_id: PolicyID, handoff: queue.Queue, router: Router, s: SharedState) -> list:
-    return [HandoffConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.free_slots, handoff)]
+    return [HandoffConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners, handoff)]
 
 
 def handoff_specs(cfg: Config, handoff: queue.Queue) -> list[LoopSpec]:

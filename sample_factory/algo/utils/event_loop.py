@@ -9,6 +9,16 @@ mode and tests use :class:`LocalInbox` and nothing else changes.
 
 Messages carry only small control data (indices, versions, stats); bulk data
 lives in shared-memory tensors (see ``shared_buffers``).
+
+No message is ever dropped. A full inbox is back-pressure: the sender waits
+until there is room, logging a warning that names the destination every
+``BACKPRESSURE_WARNING_PERIOD`` seconds. Only when the destination's loop has
+exited (it ended, or its process died: see :class:`LoopLiveness`) can the
+inbox never drain; the send then raises :class:`UndeliverableMessage`, and the
+loop of the sender reports it to the runner as an error of the destination
+component, which ends the run. Control messages are bounded by the protocol
+(one request in flight per split, one reply per request, periodic stats), so
+in a healthy run inboxes never come close to full.
 """
 
 from __future__ import annotations
@@ -16,10 +26,14 @@ from __future__ import annotations
 import collections
 import queue
 import time
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
+from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.timing import Timing
 
@@ -27,13 +41,53 @@ Message = tuple[str, str, tuple]
 
 # faster-fifo queue size; control messages are tiny, this leaves room for bursts of stats
 INBOX_MAX_BYTES = 10 * 1024 * 1024
+# a sender blocked on a full inbox checks this often whether the destination loop still runs
+BACKPRESSURE_RETRY_PERIOD = 0.5
+# ... and warns this often while it waits
+BACKPRESSURE_WARNING_PERIOD = 10.0
 
 
-def make_mp_inbox() -> Any:
+def make_mp_inbox(max_bytes: int = INBOX_MAX_BYTES) -> Any:
     """A faster-fifo queue usable across processes (passed to children at spawn)."""
     from faster_fifo import Queue
 
-    return Queue(max_size_bytes=INBOX_MAX_BYTES)
+    return Queue(max_size_bytes=max_bytes)
+
+
+class UndeliverableMessage(RuntimeError):
+    """A message whose destination inbox is full and can never drain, because the destination loop has exited."""
+
+    def __init__(self, component: str, slot: str, loop_name: str) -> None:
+        super().__init__(
+            f"message {component}.{slot} cannot be delivered: the inbox of loop {loop_name!r} (component "
+            f"{component!r}) is full and that loop has exited (its process ended or died)"
+        )
+        self.component = component
+        self.slot = slot
+        self.loop_name = loop_name
+
+
+class LoopLiveness:
+    """Which event loops have exited, readable from every process (one shared byte per loop).
+
+    A loop marks itself when it stops dispatching; the parallel runner marks the loop of a child process that died.
+    Senders read it only while an inbox is full, to tell back-pressure (wait) from a dead end (error).
+    """
+
+    def __init__(self, loop_names: Iterable[str], share: bool = False) -> None:
+        self.index = {name: i for i, name in enumerate(loop_names)}
+        self.flags = torch.zeros(len(self.index), dtype=torch.uint8)
+        if share:
+            self.flags.share_memory_()
+
+    def mark_exited(self, loop_name: str) -> None:
+        i = self.index.get(loop_name)
+        if i is not None:
+            self.flags[i] = 1
+
+    def exited(self, loop_name: str) -> bool:
+        i = self.index.get(loop_name)
+        return i is not None and bool(self.flags[i])
 
 
 class LocalInbox:
@@ -67,12 +121,17 @@ class _Timer:
 
 
 class Router:
-    """Knows which loop every component lives on and delivers messages there."""
+    """Knows which loop every component lives on and delivers messages there, never dropping one."""
 
-    def __init__(self, component_loops: dict[str, str], inboxes: dict[str, Any]) -> None:
+    def __init__(
+        self, component_loops: dict[str, str], inboxes: dict[str, Any], liveness: LoopLiveness | None = None
+    ) -> None:
         self.component_loops = component_loops  # component name -> loop name
         self.inboxes = inboxes  # loop name -> inbox
+        self.liveness = liveness if liveness is not None else LoopLiveness(inboxes)
         self.local_loop: EventLoop | None = None
+        self.retry_period = BACKPRESSURE_RETRY_PERIOD
+        self.warning_period = BACKPRESSURE_WARNING_PERIOD
 
     def send(self, component: str, slot: str, *args: Any) -> None:
         loop_name = self.component_loops[component]
@@ -80,10 +139,43 @@ class Router:
         if local is not None and loop_name == local.name:
             local.local_messages.append((component, slot, args))
             return
+        self.deliver(loop_name, (component, slot, args))
+
+    def deliver(self, loop_name: str, msg: Message) -> None:
+        """Put ``msg`` into the inbox of ``loop_name``; thread-safe, wakes that loop if it waits for messages.
+
+        While the inbox is full this waits (back-pressure), warning every ``warning_period`` seconds; it raises
+        :class:`UndeliverableMessage` only once the destination loop has exited, as its inbox can then never drain.
+        """
+        inbox = self.inboxes[loop_name]
         try:
-            self.inboxes[loop_name].put((component, slot, args), block=True, timeout=10.0)
+            inbox.put(msg, block=True, timeout=self.retry_period)
+            return
         except queue.Full:
-            log.error("Inbox of %s is full, message %s.%s dropped", loop_name, component, slot)
+            pass
+        self._wait_for_room(loop_name, inbox, msg)
+
+    def _wait_for_room(self, loop_name: str, inbox: Any, msg: Message) -> None:
+        component, slot, _ = msg
+        started = last_warning = time.monotonic()
+        while True:
+            if self.liveness.exited(loop_name):
+                raise UndeliverableMessage(component, slot, loop_name)
+            now = time.monotonic()
+            if now - last_warning >= self.warning_period:
+                log.warning(
+                    "The inbox of %s (loop %s) has been full for %.0f s: message %s waits for room",
+                    component,
+                    loop_name,
+                    now - started,
+                    slot,
+                )
+                last_warning = now
+            try:
+                inbox.put(msg, block=True, timeout=self.retry_period)
+                return
+            except queue.Full:
+                pass
 
     def has_component(self, component: str) -> bool:
         return component in self.component_loops
@@ -153,8 +245,12 @@ class EventLoop:
 
     def run(self) -> None:
         self.start_components()
-        while self.running:
-            self.run_once()
+        try:
+            while self.running:
+                self.run_once()
+        finally:
+            # from here on nothing reads this inbox: a sender waiting for room in it must fail, not wait forever
+            self.router.liveness.mark_exited(self.name)
         self.stop_components()
 
     def start_components(self) -> None:
@@ -169,6 +265,7 @@ class EventLoop:
 
     def stop_components(self) -> None:
         """Last half of ``run()``: every component releases its resources (closes envs, ...)."""
+        self.router.liveness.mark_exited(self.name)
         for component in list(self.components.values()):
             component.on_stop()
 
@@ -177,7 +274,14 @@ class EventLoop:
         timeout = self._run_due_timers()
         self._dispatch_all(timeout)
         for hook in self._after_hooks:
-            hook()
+            try:
+                hook()
+            except UndeliverableMessage as error:
+                self._report_undeliverable(error)
+
+    def post(self, component: str, slot: str, *args: Any) -> None:
+        """Send to a component of this loop from another thread: through the inbox, so a waiting loop wakes up."""
+        self.router.deliver(self.name, (component, slot, args))
 
     def _run_due_timers(self) -> float:
         if not self._timers:
@@ -187,7 +291,10 @@ class EventLoop:
         expired = None
         for timer in self._timers:  # no copy: this runs on every loop iteration
             if now >= timer.next_time:
-                timer.callback()
+                try:
+                    timer.callback()
+                except UndeliverableMessage as error:
+                    self._report_undeliverable(error)
                 if timer.once:
                     expired = expired or []
                     expired.append(timer)
@@ -223,4 +330,24 @@ class EventLoop:
                 return
             method = getattr(target, slot)
             self._slots[key] = method
-        method(*args)
+        try:
+            method(*args)
+        except UndeliverableMessage as error:
+            self._report_undeliverable(error)
+
+    def _report_undeliverable(self, error: UndeliverableMessage) -> None:
+        """A message could not be delivered (its destination is gone): an error of that component, ending the run.
+
+        The runner hears of it as ``on_component_error`` of the destination component. If the runner cannot be
+        told either (its own loop is gone), this loop stops: nothing it does can reach anyone any more.
+        """
+        log.error("Loop %s: %s", self.name, error)
+        text = f"{error}\n(raised in loop {self.name!r}:)\n{traceback.format_exc()}"
+        try:
+            if self.router.has_component(RUNNER) and error.component != RUNNER:
+                self.router.send(RUNNER, "on_component_error", error.component, text)
+                return
+        except UndeliverableMessage:
+            pass
+        log.error("Loop %s: the runner cannot be told either, stopping this loop", self.name)
+        self.running = False

@@ -1,4 +1,4 @@
-"""Shared-memory tensors allocated once at start-up: trajectories, free-slot lists, weights.
+"""Shared-memory tensors allocated once at start-up: trajectories, who owns which slot, weights.
 
 Layout of one trajectory slot (``T = --rollout``), the contract between the
 rollout workers, inference workers and the learner:
@@ -10,13 +10,20 @@ rollout workers, inference workers and the learner:
 - ``rewards``, ``dones``, ``time_outs`` [T] float32; ``valids`` [T] bool (False for inactive agents)
 
 Every tensor has a leading slot dimension. Processes index slots with integers
-that travel through the free-slot queue and the control messages.
+that travel in the control messages.
+
+Free slots are not a shared queue. Every slot belongs to one rollout worker
+(:class:`SlotOwners`), which keeps its free ones in a private list; whoever is
+done with a slot (the batcher, a sampler consumer) sends it back to its owner
+with ``on_slots_freed``. That message is also what wakes a worker waiting for
+slots, so a worker never polls and never waits for a timeout, and many workers
+never contend for one queue.
 """
 
 from __future__ import annotations
 
 import math
-import queue
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +33,7 @@ from torch import Tensor
 from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, get_action_distribution
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.wiring import rollout_worker_name
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.typing import Config
 
@@ -99,27 +107,6 @@ def numpy_views(td: TensorDict) -> dict:
     return {k: numpy_views(v) if isinstance(v, dict) else v.numpy() for k, v in td.items()}
 
 
-class LocalQueue:
-    """In-process stand-in for the faster-fifo free-slot queue (serial mode)."""
-
-    def __init__(self) -> None:
-        import collections
-
-        self._items: collections.deque = collections.deque()
-
-    def put_many(self, items: list, block: bool = True, timeout: float = 0.0) -> None:
-        self._items.extend(items)
-
-    def put(self, item: Any, block: bool = True, timeout: float = 0.0) -> None:
-        self._items.append(item)
-
-    def get_many(self, block: bool = True, timeout: float = 0.0, max_messages_to_get: int = 1_000_000) -> list:
-        if not self._items:
-            raise queue.Empty
-        n = min(max_messages_to_get, len(self._items))
-        return [self._items.popleft() for _ in range(n)]
-
-
 class PolicyWeights:
     """A policy's latest weights in shared memory plus a version counter.
 
@@ -148,13 +135,52 @@ class PolicyWeights:
             return int(self.version[0])
 
 
-def make_free_slot_queue(serial: bool, num_slots: int) -> Any:
-    """The queue of trajectory slots ready to be filled; starts with all of them."""
-    if serial:
-        q: Any = LocalQueue()
-    else:
-        from faster_fifo import Queue
+class SlotOwners:
+    """Which rollout worker owns each trajectory slot, and the message that gives freed slots back.
 
-        q = Queue(max_size_bytes=max(1_000_000, num_slots * 64))
-    q.put_many(list(range(num_slots)))
-    return q
+    Slots are dealt in blocks of one worker's actors (``--num_envs_per_worker`` x agents), round-robin over the
+    workers: block ``b`` belongs to worker ``b % num_workers``. A worker's first block is thus the consecutive
+    slots ``worker_idx * actors_per_worker ...``, the ones the standalone vector env runners use, and every worker
+    owns the same number of whole blocks whenever the slot count allows it. Plain data: pickled to every process.
+    """
+
+    def __init__(self, num_slots: int, num_workers: int, actors_per_worker: int) -> None:
+        if num_workers < 1 or actors_per_worker < 1:
+            raise ValueError(
+                f"SlotOwners needs at least one worker and one actor per worker, got num_workers={num_workers}, "
+                f"actors_per_worker={actors_per_worker}: check --num_workers and --num_envs_per_worker"
+            )
+        if num_slots < num_workers * actors_per_worker:
+            raise ValueError(
+                f"{num_slots} trajectory slots cannot give each of {num_workers} workers its {actors_per_worker} "
+                "actors a slot: size them with num_trajectory_slots(cfg, env_info)"
+            )
+        self.num_slots = num_slots
+        self.num_workers = num_workers
+        self.actors_per_worker = actors_per_worker
+
+    def owner(self, slot: int) -> int:
+        """The rollout worker that owns ``slot``."""
+        return (slot // self.actors_per_worker) % self.num_workers
+
+    def initial_free(self, worker_idx: int) -> list[int]:
+        """Every slot of ``worker_idx``, ascending: all are free when sampling starts."""
+        return [s for s in range(self.num_slots) if self.owner(s) == worker_idx]
+
+    def by_owner(self, slots: Sequence[int]) -> dict[int, list[int]]:
+        """``slots`` grouped by owner, each group in the given order."""
+        groups: dict[int, list[int]] = {}
+        for slot in slots:
+            groups.setdefault(self.owner(slot), []).append(slot)
+        return groups
+
+    def give_back(self, send: Callable[..., None], slots: Sequence[int]) -> None:
+        """Send each owner its ``slots`` (``on_slots_freed``): one small message per owner, which also wakes the
+        owner if one of its splits waits for slots. ``send`` is the sending component's ``send``."""
+        for worker_idx, owned in self.by_owner(slots).items():
+            send(rollout_worker_name(worker_idx), "on_slots_freed", owned)
+
+
+def make_slot_owners(cfg: Config, env_info: EnvInfo, num_slots: int) -> SlotOwners:
+    """The slot ownership of a run with these flags and ``num_slots`` slots."""
+    return SlotOwners(num_slots, cfg.num_workers, cfg.num_envs_per_worker * env_info.num_agents)

@@ -8,10 +8,18 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
     RolloutWorker --on_new_trajectories(slots, frames)--> Batcher (of the trajectory's policy)
     Batcher --on_batch_ready(batch_idx)--> LearnerWorker   (same process)
     LearnerWorker --on_training_done(batch_idx)--> Batcher  (frees the batch, in sync mode the slots too)
+    Batcher --on_slots_freed(slots)--> RolloutWorker (the slots' owner; async: once copied, sync: once trained)
+    sampler consumer (no learner) --on_slots_freed(slots)--> RolloutWorker (once the trajectory is copied out)
     RolloutWorker --on_episodes_finished(stats)--> Runner
     LearnerWorker --on_train_stats(policy, stats, env_steps)--> Runner
     every component --on_component_ready / on_heartbeat / on_component_error / on_component_stopped--> Runner
     Runner --on_stop_requested--> every component
+
+Trajectory slots: each slot belongs to one rollout worker (``shared_buffers.SlotOwners``), which alone hands
+it out; ``on_slots_freed`` returns it and resumes any split of that worker waiting for slots (no polling).
+
+Delivery: no message is dropped; a full inbox blocks the sender (back-pressure) and only the inbox of a loop
+that has exited makes the send fail, as an error of the destination component (see ``event_loop``).
 
 Processes (parallel mode): one per rollout worker, one per inference worker, one
 per policy for its batcher + learner; the runner is the main process. In serial

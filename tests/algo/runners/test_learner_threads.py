@@ -6,12 +6,12 @@ import json
 import os
 import queue
 import threading
-from types import SimpleNamespace
 
 import torch
 from sf_run import run_script
 
 from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.utils.event_loop import EventLoop, Router
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEST_WARNING = "--load_checkpoint_kind=best is ignored here: resuming training always continues from the latest"
@@ -22,7 +22,8 @@ def test_training_thread_trains_with_the_learners_thread_count() -> None:
     seen: list[int] = []
     worker = LearnerWorker.__new__(LearnerWorker)  # only what _training_thread touches
     worker.cfg, worker.name = None, "learner_p0"
-    worker.loop = SimpleNamespace(inbox=queue.Queue())
+    inbox = queue.Queue()
+    worker.loop = EventLoop("main", inbox, Router({"learner_p0": "main"}, {"main": inbox}))
     worker._train = lambda prepared: seen.append(torch.get_num_threads())
     worker.train_queue = queue.Queue()
     worker.train_queue.put((0, "prepared batch"))

@@ -17,7 +17,7 @@ from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
-from sample_factory.algo.utils.shared_buffers import LocalQueue, allocate_trajectories
+from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_utils import register_env
 
@@ -81,15 +81,23 @@ def test_full_queue_keeps_trajectories_in_their_slots_until_the_caller_takes_one
     info = EnvInfo(gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2), 1, False, 1, None)
     traj = allocate_trajectories(cfg, info, num_slots=4, share=False)
     traj["rewards"][:] = torch.arange(4).float()[:, None]
-    free, handoff = LocalQueue(), queue.Queue(maxsize=1)
-    router = Router({"batcher_p0": "main", "runner": "main"}, {"main": LocalInbox()})
+    handoff = queue.Queue(maxsize=1)
+    # the rollout worker owning every slot lives on another loop: the slots it gets back wait in that inbox
+    router = Router(
+        {"batcher_p0": "main", "runner": "main", "rollout_w0": "w"}, {"main": LocalInbox(), "w": LocalInbox()}
+    )
     loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=0.001)
-    consumer = HandoffConsumer(cfg, info, 0, router, traj, free, handoff)
+    consumer = HandoffConsumer(cfg, info, 0, router, traj, SlotOwners(4, 1, 1), handoff)
+
+    def freed() -> list:
+        return router.inboxes["w"].get_many(block=False)
+
     loop.add_component(consumer)
 
     consumer.on_new_trajectories([2], frames=4)
     consumer.on_new_trajectories([3], frames=4)
-    assert free.get_many() == [2]  # the second waits in slot 3: the rollout workers cannot reuse it yet
+    # the second waits in slot 3: the rollout workers cannot reuse it yet
+    assert freed() == [("rollout_w0", "on_slots_freed", ([2],))]
     assert handoff.get_nowait()["rewards"][0, 0] == 2.0
     loop.running = True
     for _ in range(50):  # the retry timer queues the waiting trajectory once there is room
@@ -97,7 +105,7 @@ def test_full_queue_keeps_trajectories_in_their_slots_until_the_caller_takes_one
         if not handoff.empty():
             break
     assert handoff.get_nowait()["rewards"][0, 0] == 3.0
-    assert free.get_many() == [3]
+    assert freed() == [("rollout_w0", "on_slots_freed", ([3],))]
 
 
 def test_parallel_sampler_stops_every_process(tmp_path):

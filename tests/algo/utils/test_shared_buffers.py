@@ -1,4 +1,4 @@
-"""Trajectory slot sizing and layout, weights publishing and the free-slot queue."""
+"""Trajectory slot sizing and layout, weights publishing and which rollout worker owns which slot."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import threading
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
+    SlotOwners,
     allocate_trajectories,
-    make_free_slot_queue,
+    make_slot_owners,
     num_trajectory_slots,
     numpy_views,
 )
@@ -70,6 +72,45 @@ def test_weights_publish_and_load():
     assert torch.equal(other.weight, model.weight)
 
 
-def test_free_slot_queue_starts_full():
-    q = make_free_slot_queue(serial=True, num_slots=5)
-    assert sorted(q.get_many(max_messages_to_get=10)) == [0, 1, 2, 3, 4]
+def test_slots_are_dealt_in_blocks_of_one_workers_actors():
+    owners = SlotOwners(num_slots=14, num_workers=2, actors_per_worker=3)
+    # blocks [0,1,2] [3,4,5] [6,7,8] [9,10,11] [12,13] go to workers 0 1 0 1 0
+    assert owners.initial_free(0) == [0, 1, 2, 6, 7, 8, 12, 13]
+    assert owners.initial_free(1) == [3, 4, 5, 9, 10, 11]
+    assert [owners.owner(s) for s in (2, 3, 8, 9, 13)] == [0, 1, 0, 1, 0]
+    # a worker's first block is the consecutive slots the standalone vector env runners assume
+    assert owners.initial_free(1)[:3] == [3, 4, 5]
+
+
+def test_every_slot_has_exactly_one_owner():
+    owners = SlotOwners(num_slots=37, num_workers=3, actors_per_worker=4)
+    dealt = [s for w in range(3) for s in owners.initial_free(w)]
+    assert sorted(dealt) == list(range(37))
+
+
+def test_give_back_sends_each_owner_its_slots_in_one_message():
+    owners = SlotOwners(num_slots=8, num_workers=2, actors_per_worker=2)
+    sent = []
+    owners.give_back(lambda *msg: sent.append(msg), [5, 0, 2, 1, 7])
+    # blocks of two: slots 0, 1, 4, 5 belong to worker 0 and 2, 3, 6, 7 to worker 1
+    assert sent == [("rollout_w0", "on_slots_freed", [5, 0, 1]), ("rollout_w1", "on_slots_freed", [2, 7])]
+    owners.give_back(lambda *msg: sent.append(msg), [])
+    assert len(sent) == 2  # nothing freed: no message
+
+
+def test_slot_owners_refuse_too_few_slots_or_no_workers():
+    with pytest.raises(ValueError, match="num_trajectory_slots"):
+        SlotOwners(num_slots=5, num_workers=2, actors_per_worker=3)
+    with pytest.raises(ValueError, match="--num_workers"):
+        SlotOwners(num_slots=5, num_workers=0, actors_per_worker=3)
+
+
+def test_slot_owners_of_a_run_cover_every_actor_of_every_worker():
+    cfg = default_cfg(env="x")
+    cfg.num_workers, cfg.num_envs_per_worker, cfg.async_rl = 3, 4, False
+    info = EnvInfo(gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2), num_agents=2)
+    num_slots = num_trajectory_slots(cfg, info)
+    owners = make_slot_owners(cfg, info, num_slots)
+    # sync mode: every worker owns the same whole number of rounds of its 8 actors
+    sizes = {len(owners.initial_free(w)) for w in range(3)}
+    assert len(sizes) == 1 and sizes.pop() % 8 == 0
