@@ -497,3 +497,15 @@ def test_older_positional_policy_id_still_works_and_bad_third_arguments_are_name
         Learner(make_cfg(), make_env_info(), "0")
     with pytest.raises(TypeError, match="pass it once"):
         Learner(make_cfg(), make_env_info(), 3, policy_id=1)
+
+
+def test_multi_epoch_training_reports_every_stat_of_its_last_epoch():
+    """Earlier epochs skip the reporting-only stats; the summary must still hold all of them, from the last epoch."""
+    one = make_learner(make_cfg(num_epochs=1))
+    three = make_learner(make_cfg(num_epochs=3))
+    trajectories = make_trajectories(make_cfg())
+    one_stats = one.train(one.prepare_batch(trajectories))
+    three_stats = three.train(three.prepare_batch(trajectories))
+    assert set(three_stats) == set(one_stats)
+    assert three_stats["num_sgd_steps"] == 3 * one_stats["num_sgd_steps"]
+    assert three_stats["ratio_mean"] != one_stats["ratio_mean"]  # measured after two epochs of updates
