@@ -1,4 +1,5 @@
-"""GPU selection without CUDA: nvidia-smi parsing, CUDA_VISIBLE_DEVICES rules, round-robin assignment, the device of\neach policy and of its published weights (device counts are faked)."""
+"""GPU selection without CUDA: nvidia-smi parsing, CUDA_VISIBLE_DEVICES rules, round-robin assignment, the device of
+each policy and of its published weights (device counts are faked)."""
 
 from __future__ import annotations
 
