@@ -15,7 +15,8 @@ Two decisions, taken at two moments:
   inference workers share one device, so the weights the learner publishes can stay on that device
   (:func:`weights_buffer_device`) and reach the inference workers by device-to-device copies. Learner and
   inference processes keep the runner's list of visible GPUs, so a device index means the same GPU in all of them,
-  which sharing CUDA tensors between processes relies on.
+  which sharing CUDA tensors between processes relies on. A rollout worker's env that takes tensor actions
+  (``--env_gpu_actions``) gets them on the first GPU its own process sees (:func:`env_actions_device`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "policy_device",
     "shared_weights_device",
     "weights_buffer_device",
+    "env_actions_device",
 ]
 
 CUDA_ENVVAR = "CUDA_VISIBLE_DEVICES"
@@ -264,3 +266,14 @@ def weights_buffer_device(cfg: Config, policy_id: int) -> torch.device:
     workers read them, all on :func:`policy_device`."""
     device = policy_device(cfg, policy_id)
     return shared_weights_device(device, [device])
+
+
+def env_actions_device(cfg: Config) -> torch.device | None:
+    """Where a rollout worker hands tensor actions to its env with ``--env_gpu_actions=True``; None without the flag.
+
+    A GPU simulator lives in the rollout worker's process, so this is the first GPU that process sees (the one
+    ``--actor_worker_gpus`` gave it) with ``--device=gpu``, else the CPU. Asks no CUDA question.
+    """
+    if not getattr(cfg, "env_gpu_actions", False):
+        return None
+    return torch.device("cuda" if getattr(cfg, "device", "cpu") == "gpu" else "cpu")

@@ -17,6 +17,7 @@ from sample_factory.utils.gpu_utils import (
     CUDA_ENVVAR,
     choose_policy_device,
     cuda_available,
+    env_actions_device,
     get_available_gpus,
     get_gpus_without_triggering_pytorch_cuda_initialization,
     gpus_for_process,
@@ -261,3 +262,16 @@ def test_weights_buffer_follows_the_policy_onto_its_gpu(fake_cuda) -> None:
     fake_cuda(0)
     assert weights_buffer_device(cfg, 1) == torch.device("cpu")
     assert weights_buffer_device(AttrDict(device="cpu"), 0) == torch.device("cpu")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (dict(env_gpu_actions=False, device="gpu"), None),
+        (dict(device="gpu"), None),
+        (dict(env_gpu_actions=True, device="gpu"), torch.device("cuda")),  # the rollout worker's (first) GPU
+        (dict(env_gpu_actions=True, device="cpu"), torch.device("cpu")),
+    ],
+)
+def test_env_actions_device(flags: dict, expected: torch.device | None) -> None:
+    assert env_actions_device(AttrDict(flags)) == expected

@@ -13,6 +13,11 @@ Instead a sequence counter in shared memory tells a reader whether its copy is w
 
 Writers still take the lock among themselves, so two publishes never interleave; readers never take it.
 
+The protocol needs one process's writes to the counter and the weights to become visible to another in the order
+they were made. x86 CPUs give that order for host memory, and on a GPU the driver calls that wait for the copies
+(see :func:`wait_for_copies`) separate the copies from the counter. On CPUs with a weaker memory order (ARM) the host
+path relies on the barriers inside the torch calls between the steps; it has not been checked there.
+
 Where the published copy lives: in host shared memory by default, or on a CUDA device when the learner and all its
 readers compute on that device (``gpu_utils.weights_buffer_device``). A publish is then a device-to-device copy, and
 so is a reload: nothing goes through host memory after a training step. Device tensors are made before the worker
