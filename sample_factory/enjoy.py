@@ -40,6 +40,7 @@ from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvErro
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 from sample_factory.utils.utils import checkpoint_dir, experiment_dir
@@ -154,16 +155,12 @@ def _no_checkpoint_message(cfg: Config, policy_id: PolicyID) -> str:
 # ---- model -----------------------------------------------------------------------------------------------------
 
 
-def policy_device(cfg: Config) -> torch.device:
-    return torch.device("cuda", 0) if cfg.device == "gpu" and torch.cuda.is_available() else torch.device("cpu")
-
-
 def load_policy(cfg: AttrDict, env_info: EnvInfo) -> tuple[ActorCritic, torch.device]:
     """The actor-critic of ``--policy_index`` with its checkpointed weights, in eval mode."""
     policy_id = cfg.policy_index
     if not 0 <= policy_id < cfg.num_policies:
         raise ValueError(f"--policy_index={policy_id} is out of range: the experiment has {cfg.num_policies} policies")
-    device = policy_device(cfg)
+    device = policy_device(cfg, policy_id)
     model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
     state = load_policy_state(cfg, policy_id, device)
     if state is None:

@@ -1,8 +1,22 @@
-"""Which GPUs a process may use, decided before anything initialises CUDA.
+"""Which GPUs a process may use, and which device each policy's learner and inference workers compute on.
 
-CUDA reads ``CUDA_VISIBLE_DEVICES`` once, when the first CUDA call in a process happens, so each worker
-must set it before touching ``torch.cuda``. That is why GPUs are counted with ``nvidia-smi`` or read from
-the variable rather than through torch.
+This module is the one place where devices are chosen; the runner, the learner, the inference workers and the
+evaluation scripts all ask it.
+
+Two decisions, taken at two moments:
+
+- **Which GPUs a process sees** (``CUDA_VISIBLE_DEVICES``), before anything initialises CUDA. CUDA reads the
+  variable once, at the first CUDA call in a process, so each worker must set it before touching ``torch.cuda``.
+  That is why GPUs are counted here with ``nvidia-smi`` or read from the variable rather than through torch. The
+  runner pins one list for every child (:func:`set_global_cuda_envvars`); rollout worker processes then narrow it
+  to one GPU each with ``--actor_worker_gpus`` (:func:`set_gpus_for_process`).
+- **Which of the visible devices a policy uses** (:func:`policy_device`). With ``--device=gpu`` policy ``p``
+  learns *and* acts on visible GPU ``p % num_gpus``: its learner and all its ``--policy_workers_per_policy``
+  inference workers share one device, so the weights the learner publishes can stay on that device
+  (:func:`weights_buffer_device`) and reach the inference workers by device-to-device copies. Learner and
+  inference processes keep the runner's list of visible GPUs, so a device index means the same GPU in all of them,
+  which sharing CUDA tensors between processes relies on. A rollout worker's env that takes tensor actions
+  (``--env_gpu_actions``) gets them on the first GPU its own process sees (:func:`env_actions_device`).
 """
 
 from __future__ import annotations
@@ -11,7 +25,9 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+import torch
 
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -24,6 +40,12 @@ __all__ = [
     "gpus_for_process",
     "set_gpus_for_process",
     "set_global_cuda_envvars",
+    "choose_policy_device",
+    "visible_cuda_device_count",
+    "policy_device",
+    "shared_weights_device",
+    "weights_buffer_device",
+    "env_actions_device",
 ]
 
 CUDA_ENVVAR = "CUDA_VISIBLE_DEVICES"
@@ -187,3 +209,71 @@ def set_global_cuda_envvars(cfg: Config) -> None:
             gpus = get_gpus_without_triggering_pytorch_cuda_initialization(os.environ)
         os.environ[CUDA_ENVVAR] = ",".join(str(gpu) for gpu in gpus)
     log.info("Environment var %s is %r", CUDA_ENVVAR, os.environ[CUDA_ENVVAR])
+
+
+# ---- devices of the learner and inference workers ---------------------------------------------------------------
+
+
+def choose_policy_device(device_flag: str, policy_id: int, num_gpus: int) -> torch.device:
+    """The device policy ``policy_id`` learns and acts on, given ``--device`` and the number of visible GPUs.
+
+    ``--device=gpu`` puts policy ``p`` on visible GPU ``p % num_gpus`` (several policies spread over the GPUs, one
+    policy never spans two); the CPU when ``--device=cpu`` or no GPU is visible. Pure: no CUDA call.
+    """
+    if device_flag not in ("gpu", "cpu"):
+        raise ValueError(f"--device={device_flag!r} is not a device choice: use --device=gpu or --device=cpu")
+    if policy_id < 0:
+        raise ValueError(f"policy_id={policy_id} must be >= 0 (policies are numbered 0..--num_policies-1)")
+    if device_flag == "cpu" or num_gpus <= 0:
+        return torch.device("cpu")
+    return torch.device("cuda", policy_id % num_gpus)
+
+
+def visible_cuda_device_count() -> int:
+    """How many CUDA devices this process sees (0 without CUDA support or without a GPU).
+
+    Asks torch, so it fixes ``CUDA_VISIBLE_DEVICES`` for this process: call it only in a process whose variable is
+    already final (learner and inference processes inherit the runner's pinned list).
+    """
+    return torch.cuda.device_count() if cuda_available() else 0
+
+
+def policy_device(cfg: Config, policy_id: int = 0) -> torch.device:
+    """Where policy ``policy_id``'s learner and each of its inference workers compute (see the module docstring)."""
+    num_gpus = visible_cuda_device_count() if cfg.device == "gpu" else 0
+    if cfg.device == "gpu" and num_gpus == 0:
+        log.warning("--device=gpu but CUDA is not available: policy %d learns and acts on the CPU", policy_id)
+    return choose_policy_device(cfg.device, policy_id, num_gpus)
+
+
+def shared_weights_device(writer: torch.device | str, readers: Iterable[torch.device | str]) -> torch.device:
+    """Where a policy's published weights live: on the writer's CUDA device when every reader computes on exactly
+    that device (publishing and reloading are then device-to-device copies), otherwise in host shared memory,
+    which every device can read from.
+
+    Devices are compared as given: ``cuda`` (the current device) and ``cuda:0`` count as different, which can only
+    choose host memory, the choice that works everywhere.
+    """
+    writer = torch.device(writer)
+    readers = [torch.device(reader) for reader in readers]
+    if writer.type == "cuda" and readers and all(reader == writer for reader in readers):
+        return writer
+    return torch.device("cpu")
+
+
+def weights_buffer_device(cfg: Config, policy_id: int) -> torch.device:
+    """Where the runner allocates policy ``policy_id``'s published weights: its learner writes them and its inference
+    workers read them, all on :func:`policy_device`."""
+    device = policy_device(cfg, policy_id)
+    return shared_weights_device(device, [device])
+
+
+def env_actions_device(cfg: Config) -> torch.device | None:
+    """Where a rollout worker hands tensor actions to its env with ``--env_gpu_actions=True``; None without the flag.
+
+    A GPU simulator lives in the rollout worker's process, so this is the first GPU that process sees (the one
+    ``--actor_worker_gpus`` gave it) with ``--device=gpu``, else the CPU. Asks no CUDA question.
+    """
+    if not getattr(cfg, "env_gpu_actions", False):
+        return None
+    return torch.device("cuda" if getattr(cfg, "device", "cpu") == "gpu" else "cpu")

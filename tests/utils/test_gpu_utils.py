@@ -1,4 +1,5 @@
-"""GPU selection without CUDA: nvidia-smi parsing, CUDA_VISIBLE_DEVICES rules, round-robin assignment."""
+"""GPU selection without CUDA: nvidia-smi parsing, CUDA_VISIBLE_DEVICES rules, round-robin assignment, the device of
+each policy and of its published weights (device counts are faked)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,24 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from sample_factory.utils import gpu_utils
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.gpu_utils import (
     CUDA_ENVVAR,
+    choose_policy_device,
     cuda_available,
+    env_actions_device,
     get_available_gpus,
     get_gpus_without_triggering_pytorch_cuda_initialization,
     gpus_for_process,
+    policy_device,
     set_global_cuda_envvars,
     set_gpus_for_process,
+    shared_weights_device,
+    visible_cuda_device_count,
+    weights_buffer_device,
 )
 
 NVIDIA_SMI_OUTPUT = """\
@@ -165,3 +173,105 @@ def test_global_envvars_cpu_keeps_gpus_that_rollout_workers_ask_for(
     monkeypatch.setenv("PATH", fake_smi_env["PATH"])
     set_global_cuda_envvars(AttrDict(device="cpu", actor_worker_gpus=[1]))
     assert os.environ[CUDA_ENVVAR] == "0,1,2,3"
+
+
+# ---- devices of the learner and inference workers ---------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch: pytest.MonkeyPatch):
+    """Makes torch report ``count`` CUDA devices (0: no CUDA at all) without any GPU."""
+
+    def set_count(count: int) -> None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+
+    return set_count
+
+
+@pytest.mark.parametrize(
+    ("flag", "policy_id", "num_gpus", "expected"),
+    [
+        ("gpu", 0, 1, "cuda:0"),
+        ("gpu", 3, 1, "cuda:0"),
+        ("gpu", 1, 2, "cuda:1"),
+        ("gpu", 2, 2, "cuda:0"),  # policies spread round-robin over the visible GPUs
+        ("gpu", 5, 4, "cuda:1"),
+        ("gpu", 1, 0, "cpu"),  # no GPU visible
+        ("cpu", 1, 4, "cpu"),
+    ],
+)
+def test_choose_policy_device(flag: str, policy_id: int, num_gpus: int, expected: str) -> None:
+    assert choose_policy_device(flag, policy_id, num_gpus) == torch.device(expected)
+
+
+def test_choose_policy_device_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="--device='tpu'"):
+        choose_policy_device("tpu", 0, 1)
+    with pytest.raises(ValueError, match="policy_id=-1"):
+        choose_policy_device("gpu", -1, 1)
+
+
+def test_policy_device_counts_the_gpus_this_process_sees(fake_cuda) -> None:
+    fake_cuda(3)
+    cfg = AttrDict(device="gpu")
+    assert [policy_device(cfg, p) for p in range(4)] == [torch.device("cuda", i) for i in (0, 1, 2, 0)]
+    assert policy_device(cfg) == torch.device("cuda", 0)
+    assert visible_cuda_device_count() == 3
+
+
+def test_policy_device_falls_back_to_the_cpu_without_cuda(fake_cuda, monkeypatch: pytest.MonkeyPatch) -> None:
+    warnings: list[str] = []
+    monkeypatch.setattr(gpu_utils.log, "warning", lambda msg, *args: warnings.append(msg % args))
+    fake_cuda(0)
+    assert policy_device(AttrDict(device="gpu"), 1) == torch.device("cpu")
+    assert warnings == ["--device=gpu but CUDA is not available: policy 1 learns and acts on the CPU"]
+
+
+def test_policy_device_on_the_cpu_never_asks_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--device=cpu must not initialise CUDA (which would fix CUDA_VISIBLE_DEVICES for the process)."""
+
+    def forbidden() -> None:
+        raise AssertionError("torch.cuda was asked with --device=cpu")
+
+    monkeypatch.setattr(torch.cuda, "is_available", forbidden)
+    monkeypatch.setattr(torch.cuda, "device_count", forbidden)
+    assert policy_device(AttrDict(device="cpu"), 2) == torch.device("cpu")
+
+
+@pytest.mark.parametrize(
+    ("writer", "readers", "expected"),
+    [
+        ("cuda:0", ["cuda:0", "cuda:0"], "cuda:0"),  # same GPU: the copy stays there
+        ("cuda:1", ["cuda:1"], "cuda:1"),
+        ("cuda:0", ["cuda:0", "cuda:1"], "cpu"),  # one reader on another GPU: host memory
+        ("cuda:0", ["cpu"], "cpu"),
+        ("cpu", ["cpu"], "cpu"),
+        ("cuda", ["cuda:0"], "cpu"),  # "the current device" is not known to be cuda:0
+        ("cuda:0", [], "cpu"),
+    ],
+)
+def test_shared_weights_device(writer: str, readers: list[str], expected: str) -> None:
+    assert shared_weights_device(writer, readers) == torch.device(expected)
+
+
+def test_weights_buffer_follows_the_policy_onto_its_gpu(fake_cuda) -> None:
+    fake_cuda(2)
+    cfg = AttrDict(device="gpu", policy_workers_per_policy=3)
+    assert [weights_buffer_device(cfg, p) for p in range(3)] == [torch.device("cuda", i) for i in (0, 1, 0)]
+    fake_cuda(0)
+    assert weights_buffer_device(cfg, 1) == torch.device("cpu")
+    assert weights_buffer_device(AttrDict(device="cpu"), 0) == torch.device("cpu")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (dict(env_gpu_actions=False, device="gpu"), None),
+        (dict(device="gpu"), None),
+        (dict(env_gpu_actions=True, device="gpu"), torch.device("cuda")),  # the rollout worker's (first) GPU
+        (dict(env_gpu_actions=True, device="cpu"), torch.device("cpu")),
+    ],
+)
+def test_env_actions_device(flags: dict, expected: torch.device | None) -> None:
+    assert env_actions_device(AttrDict(flags)) == expected

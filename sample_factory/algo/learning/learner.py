@@ -51,6 +51,7 @@ from sample_factory.algo.utils.torch_utils import masked_mean
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
+from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.timing import Timing
 from sample_factory.utils.typing import Config, PolicyID
 from sample_factory.utils.utils import log
@@ -61,15 +62,6 @@ if TYPE_CHECKING:
 
 # Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
 _MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)
-
-
-def learner_device(cfg: Config) -> torch.device:
-    """``--device=gpu`` means the (first visible) CUDA device, falling back to the CPU when there is none."""
-    if cfg.device == "gpu" and torch.cuda.is_available():
-        return torch.device("cuda")
-    if cfg.device == "gpu":
-        log.warning("--device=gpu but CUDA is not available: the learner runs on the CPU")
-    return torch.device("cpu")
 
 
 def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimizer:
@@ -144,8 +136,8 @@ class Learner:
             raise ValueError(f"--with_vtrace=True needs --recurrence={recurrence} equal to --rollout={cfg.rollout}")
 
     def init(self) -> None:
-        """Build the model on the learner's device, the optimiser and the learning-rate schedule."""
-        self.device = learner_device(self.cfg)
+        """Build the model on the policy's device (``gpu_utils.policy_device``), the optimiser and the lr schedule."""
+        self.device = policy_device(self.cfg, self.policy_id)
         self.actor_critic = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
         self.actor_critic.model_to_device(self.device)
         self.actor_critic.train()

@@ -9,6 +9,7 @@ a crashed or killed runner.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -64,6 +65,18 @@ def _pin_visible_gpus(cfg: Config) -> None:
         log.warning(
             "--actor_worker_gpus=%s but no GPU is visible: rollout workers run without one", cfg.actor_worker_gpus
         )
+
+
+def shared_state_for(spec: LoopSpec, shared: SharedState) -> SharedState:
+    """What a child process receives: rollout workers get no policy weights.
+
+    They never read them, and weights that live on a GPU would initialise CUDA in every rollout worker when the
+    process arguments are unpickled: a CUDA context per worker, made before ``--actor_worker_gpus`` narrows the
+    GPUs the worker may see.
+    """
+    if spec.kind == "rollout":
+        return dataclasses.replace(shared, weights=[])
+    return shared
 
 
 def process_title(spec: LoopSpec, cfg: Config) -> str:
@@ -155,7 +168,7 @@ class ParallelRunner(Runner):
         for spec in specs:
             proc = ctx.Process(
                 target=_child_main,
-                args=(spec, child_router, shared, sf_global_context(), os.getpid()),
+                args=(spec, child_router, shared_state_for(spec, shared), sf_global_context(), os.getpid()),
                 name=spec.name,
                 daemon=False,
             )

@@ -26,6 +26,7 @@ from sample_factory.algo.utils.shared_buffers import (
     num_trajectory_slots,
 )
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.gpu_utils import weights_buffer_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import experiment_dir
@@ -115,9 +116,18 @@ def make_shared_state(
 
 
 def initial_policy_weights(cfg: Config, env_info: EnvInfo, serial: bool) -> list[PolicyWeights]:
-    """One freshly initialised model's weights per policy; locks fit the mode (none needed in one process)."""
+    """One freshly initialised model's weights per policy; locks fit the mode (none needed in one process).
+
+    Each policy's copy lives where ``weights_buffer_device`` says: on its GPU when the learner and the inference
+    workers compute there (made here, before the worker processes start, so they receive it through CUDA IPC),
+    otherwise in host shared memory.
+    """
     model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
-    return [PolicyWeights(model.state_dict(), weights_lock(serial)) for _ in range(cfg.num_policies)]
+    state = model.state_dict()
+    return [
+        PolicyWeights(state, weights_lock(serial), device=weights_buffer_device(cfg, policy_id))
+        for policy_id in range(cfg.num_policies)
+    ]
 
 
 def weights_lock(serial: bool):

@@ -6,6 +6,11 @@ indexed read per key, runs the policy once, writes actions, log-probs, logits,
 values and the policy version at ``t`` and the new RNN state at ``t + 1``, then
 tells each rollout worker which of its splits may step. Before each pass it
 checks the learner's published version and reloads weights when they changed.
+
+The worker computes on its policy's device (``gpu_utils.policy_device``), the
+learner's: on a GPU the published weights live on that device too and a reload
+is a device-to-device copy, and the gathered rows reach the GPU through pinned
+host buffers and non-blocking copies (``host_staging.StagedGather``).
 """
 
 from __future__ import annotations
@@ -17,21 +22,17 @@ import torch
 
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0
-
-
-def policy_device(cfg: Config) -> torch.device:
-    if cfg.device == "gpu" and torch.cuda.is_available():
-        return torch.device("cuda", 0)
-    return torch.device("cpu")
 
 
 class InferenceWorker(Component):
@@ -53,7 +54,8 @@ class InferenceWorker(Component):
         self.traj = traj
         self.weights = weights
         self.model = None
-        self.device = policy_device(cfg)
+        self.device = policy_device(cfg, policy_id)  # the learner's device too: weights can stay on it
+        self.stager = StagedGather(self.device)  # pinned host staging + non_blocking copies on a GPU
         self.version = -1
         self._slots: list[int] = []
         self._steps: list[int] = []
@@ -108,8 +110,8 @@ class InferenceWorker(Component):
         slots = torch.tensor(self._slots, dtype=torch.int64)
         steps = torch.tensor(self._steps, dtype=torch.int64)
         with self.timing.add_time("gather"):
-            obs = {key: tensor[slots, steps].to(self.device) for key, tensor in traj["obs"].items()}
-            rnn_states = traj["rnn_states"][slots, steps].to(self.device)
+            gathered = self.stager.gather({"obs": traj["obs"], "rnn_states": traj["rnn_states"]}, slots, steps)
+            obs, rnn_states = gathered["obs"], gathered["rnn_states"]
         with self.timing.add_time("forward"):
             normalized = self.model.normalize_obs(obs)
             mask = obs.get("action_mask") if self.has_action_mask else None

@@ -29,6 +29,7 @@ from sample_factory.algo.utils.env_info import is_multiagent_env
 from sample_factory.algo.utils.shared_buffers import obs_space_dict
 from sample_factory.envs.create_env import create_env
 from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.gpu_utils import env_actions_device
 from sample_factory.utils.typing import Config
 
 _NUMPY_OF = {torch.float32: np.float32, torch.bool: np.bool_}
@@ -310,12 +311,6 @@ def _split_env_configs(env_config: AttrDict | None, num_envs: int) -> list[AttrD
     ]
 
 
-def _gpu_actions_device(cfg: Config) -> str | None:
-    if not getattr(cfg, "env_gpu_actions", False):
-        return None
-    return "cuda" if getattr(cfg, "device", "cpu") == "gpu" else "cpu"
-
-
 def make_env_func_batched(
     cfg: Config, env_config: AttrDict | None, render_mode: str | None = None, num_envs: int = 1
 ) -> BatchedVecEnv:
@@ -333,7 +328,7 @@ def make_env_func_batched(
         for config in _split_env_configs(env_config, num_envs):
             envs.append(create_env(cfg.env, cfg=cfg, env_config=config, render_mode=render_mode))
         native = len(envs) == 1 and is_natively_vectorized(envs[0])
-        device = _gpu_actions_device(cfg)
+        device = env_actions_device(cfg)
         if device is not None and not native:
             raise ValueError(
                 f"--env_gpu_actions=True but env {cfg.env!r} is not natively vectorised alone in its split "

@@ -1,18 +1,18 @@
 """Sample Factory 2's ``ParameterServer``: one policy's published weights and version, for whoever acts with it.
 
-The mechanism is ours: ``shared_buffers.PolicyWeights`` (weights in shared memory, copied in and out under one
-lock, so no reader sees a half-written state). ``ParameterServer`` puts Sample Factory 2's names on it and keeps
-the table of policy versions (``policy_versions[policy_id]``) current, which is what a Sample Factory 2 learner
-and its readers exchange:
+The mechanism is ours: ``policy_weights.PolicyWeights`` (one published copy of the weights and a sequence counter:
+readers take no lock and never see a half-written state; the copy lives on the owner's GPU when the owner is on
+one). ``ParameterServer`` puts Sample Factory 2's names on it and keeps the table of policy versions
+(``policy_versions[policy_id]``) current, which is what a Sample Factory 2 learner and its readers exchange:
 
 - the owner (the learner) calls ``init(model, policy_version, device)`` once its model exists, then
   ``update_weights(policy_version)`` after each training step;
 - a reader in the same process uses ``actor_critic``; a reader anywhere (another process included) copies the
   latest weights into its own model with ``load_into(model)`` when ``policy_version`` moved.
 
-Serial mode shares nothing across processes and locks with a ``threading.Lock``; otherwise the lock comes from the
-``spawn`` multiprocessing context (the one the parallel runner uses) and the versions table is moved to shared
-memory, so a reader process started after ``init`` sees every later publish.
+Serial mode shares nothing across processes and serialises publishes with a ``threading.Lock``; otherwise the lock
+comes from the ``spawn`` multiprocessing context (the one the parallel runner uses) and the versions table is moved
+to shared memory, so a reader process started after ``init`` sees every later publish.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.algo.utils.policy_weights import PolicyWeights
+from sample_factory.utils.gpu_utils import shared_weights_device
 from sample_factory.utils.typing import PolicyID
 
 
@@ -52,7 +53,10 @@ class ParameterServer:
         """Start publishing ``model`` (the owner's live model) at ``policy_version``; its device is ``device``."""
         self.actor_critic = model
         self.device = torch.device(device) if device is not None else _model_device(model)
-        self.weights = PolicyWeights(model.state_dict(), self.policy_lock)
+        # the readers are not known here: the copy follows the owner's device (a reader elsewhere still loads it,
+        # through a cross-device copy)
+        buffer_device = shared_weights_device(self.device, [self.device])
+        self.weights = PolicyWeights(model.state_dict(), self.policy_lock, buffer_device)
         self._publish(policy_version)
 
     def update_weights(self, policy_version: int | None = None) -> int:

@@ -18,6 +18,9 @@ done with a slot (the batcher, a sampler consumer) sends it back to its owner
 with ``on_slots_freed``. That message is also what wakes a worker waiting for
 slots, so a worker never polls and never waits for a timeout, and many workers
 never contend for one queue.
+
+A policy's published weights (``PolicyWeights``) have their own module, ``policy_weights``; the name is also
+importable from here, where it was first defined.
 """
 
 from __future__ import annotations
@@ -32,10 +35,24 @@ from torch import Tensor
 
 from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, get_action_distribution
 from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import rollout_worker_name
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.typing import Config
+
+__all__ = [
+    "PolicyWeights",
+    "SlotOwners",
+    "action_template",
+    "allocate_trajectories",
+    "make_slot_owners",
+    "num_actors_total",
+    "num_trajectory_slots",
+    "numpy_views",
+    "obs_space_dict",
+    "trajectories_per_batch",
+]
 
 
 def obs_space_dict(obs_space) -> dict[str, Any]:
@@ -105,34 +122,6 @@ def allocate_trajectories(cfg: Config, env_info: EnvInfo, num_slots: int, share:
 def numpy_views(td: TensorDict) -> dict:
     """Numpy arrays sharing memory with each leaf: cheap scalar writes from the rollout loop."""
     return {k: numpy_views(v) if isinstance(v, dict) else v.numpy() for k, v in td.items()}
-
-
-class PolicyWeights:
-    """A policy's latest weights in shared memory plus a version counter.
-
-    The learner copies its state dict in under the lock and then bumps the version;
-    an inference worker that sees a newer version copies the weights out under the
-    same lock, so it never loads a half-written state.
-    """
-
-    def __init__(self, state_dict: dict[str, Tensor], lock: Any) -> None:
-        self.tensors = {k: v.detach().cpu().clone().share_memory_() for k, v in state_dict.items()}
-        self.version = torch.zeros(1, dtype=torch.int64).share_memory_()
-        self.lock = lock
-
-    def publish(self, state_dict: dict[str, Tensor], version: int) -> None:
-        with self.lock:
-            for key, value in state_dict.items():
-                self.tensors[key].copy_(value.detach())
-            self.version[0] = version
-
-    def latest_version(self) -> int:
-        return int(self.version[0])
-
-    def load_into(self, model: torch.nn.Module) -> int:
-        with self.lock:
-            model.load_state_dict(self.tensors, strict=True)
-            return int(self.version[0])
 
 
 class SlotOwners:

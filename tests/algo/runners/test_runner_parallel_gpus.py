@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from sample_factory.algo.runners import runner_parallel
+from sample_factory.algo.runners.components import SharedState
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.utils import gpu_utils
 from sample_factory.utils.attr_dict import AttrDict
@@ -57,3 +58,13 @@ def test_learning_on_the_cpu_keeps_the_gpus_rollout_workers_ask_for(four_gpus) -
 def test_positions_beyond_the_visible_gpus_are_refused_in_the_runner(four_gpus) -> None:
     with pytest.raises(ConfigError, match=r"--actor_worker_gpus: .*only 4 are available"):
         runner_parallel._pin_visible_gpus(_cfg(actor_worker_gpus=[4]))
+
+
+@pytest.mark.parametrize(("kind", "gets_weights"), [("rollout", False), ("inference", True), ("learner", True)])
+def test_only_processes_that_read_weights_receive_them(kind: str, gets_weights: bool) -> None:
+    """Weights on a GPU would initialise CUDA in every rollout worker that unpickles them."""
+    weights = [object(), object()]
+    shared = SharedState(_cfg(), None, None, None, weights, serial=False)
+    received = runner_parallel.shared_state_for(SimpleNamespace(kind=kind), shared)
+    assert received.weights == (weights if gets_weights else [])
+    assert received.cfg is shared.cfg and shared.weights is weights  # the runner keeps its own copy whole

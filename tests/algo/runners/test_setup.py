@@ -7,6 +7,7 @@ import pickle
 
 import gymnasium as gym
 import pytest
+import torch
 
 from sample_factory.algo.runners.setup import ENV_INFO_CACHE_FILE, obtain_env_info
 from sample_factory.cfg.arguments import default_cfg
@@ -106,3 +107,21 @@ def test_runner_refuses_a_cfg_that_does_not_fit_the_env_before_starting_processe
         runner.init()
     if not serial:
         assert runner.processes == {}
+
+
+def test_each_policys_weights_are_made_where_gpu_utils_places_them(cfg, monkeypatch) -> None:
+    """The meta device stands in for a policy's GPU: the runner makes the published copy there, not on the host."""
+    from sample_factory.algo.runners import setup
+
+    cfg.num_policies = 2
+    asked: list[int] = []
+
+    def placement(cfg, policy_id: int) -> torch.device:
+        asked.append(policy_id)
+        return torch.device("meta" if policy_id == 1 else "cpu")
+
+    monkeypatch.setattr(setup, "weights_buffer_device", placement)
+    weights = setup.initial_policy_weights(cfg, obtain_env_info(cfg), serial=True)
+    assert asked == [0, 1]
+    assert {t.device.type for t in weights[0].tensors.values()} == {"cpu"}
+    assert {t.device.type for t in weights[1].tensors.values()} == {"meta"}
