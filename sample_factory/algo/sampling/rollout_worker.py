@@ -37,7 +37,7 @@ from sample_factory.algo.utils.make_env import make_env_func_batched
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_state import capture_env_state, restore_env_state
 from sample_factory.utils.attr_dict import AttrDict
@@ -58,7 +58,7 @@ class RolloutWorker(Component):
         slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
     ) -> None:
-        super().__init__(f"rollout_w{worker_idx}", router)
+        super().__init__(rollout_worker_name(worker_idx), router)
         self.cfg = cfg
         self.env_info = env_info
         self.worker_idx = worker_idx
