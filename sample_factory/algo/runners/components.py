@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.learning.learner import learner_device
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
@@ -94,9 +96,11 @@ def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedSt
 
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
-    batcher = Batcher(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners)
+    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
+    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(learner_device(s.cfg)))
+    batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
     weights = s.weights[policy_id]
-    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batcher, weights, s.serial, s.sampler_states)
+    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
     return [batcher, learner]
 
 

@@ -60,7 +60,6 @@ class RunnerComponent(Component):
         self.component_names: list[str] = []
         self.component_kinds: dict[str, str] = {}  # name -> "rollout", "inference", "batcher" or "learner"
         self.rollout_workers: list[str] = []  # in worker order
-        self.stopped_by_learners: set[str] = set()
         self.ready: set[str] = set()
         self.stopped_trees: dict[str, str] = {}
         self.last_heartbeat: dict[str, float] = {}
@@ -82,13 +81,6 @@ class RunnerComponent(Component):
         self.component_names = [name for spec in specs for name in spec.component_names]
         self.component_kinds = component_kinds(specs)
         self.rollout_workers = rollout_worker_names(specs)
-        self.stopped_by_learners = {
-            name
-            for spec in specs
-            if any(self.component_kinds[n] == "learner" for n in spec.component_names)
-            for name in spec.component_names
-            if self.component_kinds[name] == "batcher"
-        }
         loop.add_component(self)
         loop.add_timer(REPORT_PERIOD, self._report)
         loop.add_timer(max(1.0, self.cfg.experiment_summaries_interval), self._write_summaries)
@@ -325,8 +317,6 @@ class RunnerComponent(Component):
         self.finished_at = time.monotonic()
         unreachable = []
         for name in self.component_names:
-            if self._stopped_by_its_learner(name):
-                continue
             args = (save,) if self.component_kinds.get(name) == "learner" else ()
             try:
                 self.send(name, "on_stop_requested", *args)
@@ -337,10 +327,6 @@ class RunnerComponent(Component):
         for name in unreachable:
             if name not in self.stopped_trees:
                 self.on_component_stopped(name, "")
-
-    def _stopped_by_its_learner(self, name: str) -> bool:
-        """A batcher shares its learner's process and is stopped by it."""
-        return name in self.stopped_by_learners
 
     def _finish(self) -> None:
         self.call_user_code(self.owner.notify_observers, "on_stop")

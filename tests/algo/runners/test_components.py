@@ -110,5 +110,6 @@ def test_runner_starts_sampling_in_the_rollout_workers_and_lets_the_learner_save
     stops = {name: args for name, slot, args in inboxes["others"].get_many() if slot == "on_stop_requested"}
     assert stops[learner_name(4)] == (True,)  # only the learner takes the save flag
     assert stops["thinker"] == () and stops["walker_two"] == ()
+    assert stops["gatherer"] == (), "the batcher is a component of its own: the runner stops it too"
     assert runner._report_order() == ["walker_two", "walker_ten", "gatherer", learner_name(4), "thinker"]
     runner.writers.close()
