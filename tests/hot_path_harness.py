@@ -328,8 +328,13 @@ class HotPath:
     :class:`Recorder`.
     """
 
-    def __init__(self, cfg, multi_agent: bool = False, batcher_factory=None, learner_factory=None) -> None:
-        """Registers the trace env in a fresh global context: tests use the ``clean_context`` fixture to drop it."""
+    def __init__(
+        self, cfg, multi_agent: bool = False, batcher_factory=None, learner_factory=None, sampler_states=None
+    ) -> None:
+        """Registers the trace env in a fresh global context: tests use the ``clean_context`` fixture to drop it.
+
+        ``sampler_states``: a ``SamplerStateExchange`` given to every rollout worker (exact resume).
+        """
         self.cfg = cfg
         env_cls = TraceMultiAgentEnv if multi_agent else TraceEnv
         self.envs: dict[int, TraceEnv] = {}
@@ -371,7 +376,7 @@ class HotPath:
             self.loop.add_component(component)
 
         self.workers = [
-            RolloutWorker(cfg, self.env_info, w, self.router, self.traj, self.free_slots)
+            RolloutWorker(cfg, self.env_info, w, self.router, self.traj, self.free_slots, sampler_states)
             for w in range(cfg.num_workers)
         ]
         for worker in self.workers:

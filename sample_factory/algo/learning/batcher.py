@@ -1,57 +1,69 @@
 """Batcher: gathers complete trajectories of one policy into training batches.
 
-A batch is ``--batch_size * --num_batches_per_epoch`` samples, i.e. a fixed
-number of trajectory slots. The batcher copies those slots into one of
-``--num_batches_to_accumulate`` preallocated batch buffers and, in async mode,
-gives the slots back at once so the rollout workers never wait on training.
-Giving slots back is a message to each slot's rollout worker (``on_slots_freed``),
-which also wakes that worker if it was waiting for them.
-When every batch buffer is taken (the learner is behind), trajectories stay
-in their slots; the rollout workers then run out of free slots and pause.
-In sync mode (``--async_rl=False``) the slots are only given back after the
-learner has trained on them, which stops collection during training.
+A batch is ``--batch_size * --num_batches_per_epoch`` samples, i.e. a fixed number of trajectory slots. The
+batcher copies those slots into one of ``--num_batches_to_accumulate`` batch buffers (``batch_buffers``: on the
+learner's device, so a batch is copied once) and, in async mode, gives the slots back at once so the rollout
+workers never wait on training. Giving slots back is a message to each slot's rollout worker (``on_slots_freed``),
+which also wakes that worker if it was waiting for them. When every batch buffer is taken (the learner is behind),
+trajectories stay in their slots; the rollout workers then run out of free slots and pause. In sync mode
+(``--async_rl=False``) the slots are only given back after the learner has trained on them, which stops collection
+during training.
+
+The batcher is a component like any other: it shares its learner's loop (and process) and the batch buffers,
+which the code that builds that loop allocates and hands to both, but the two talk only by messages:
+
+    Batcher --on_batch_ready(batch_idx, env_steps)--> LearnerWorker
+    LearnerWorker --on_training_done(batch_idx, release_slots)--> Batcher
+
+``env_steps`` counts the env frames this batcher received in this run (the learner adds what a checkpoint it
+resumed from had counted). In exact-resume runs (serial sync mode) the batcher also tells the sampler-state
+exchange whether it holds trajectories not yet batched: such a sampler is not at rest and cannot be saved.
 """
 
 from __future__ import annotations
 
 import torch
 
-from sample_factory.algo.utils.env_info import EnvInfo
+from sample_factory.algo.learning.batch_buffers import TrainingBatches
 from sample_factory.algo.utils.event_loop import Component, Router
-from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, trajectories_per_batch
-from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
-from sample_factory.algo.utils.wiring import batcher_name, learner_name
+from sample_factory.algo.utils.sampler_state import SamplerStateExchange
+from sample_factory.algo.utils.shared_buffers import SlotOwners
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.utils.typing import Config, PolicyID
+
+HEARTBEAT_PERIOD = 1.0
 
 
 class Batcher(Component):
     def __init__(
         self,
         cfg: Config,
-        env_info: EnvInfo,
         policy_id: PolicyID,
         router: Router,
         traj: TensorDict,
         slot_owners: SlotOwners,
+        batches: TrainingBatches,
+        sampler_states: SamplerStateExchange | None = None,
     ) -> None:
         super().__init__(batcher_name(policy_id), router)
         self.cfg = cfg
-        self.env_info = env_info
         self.policy_id = policy_id
         self.traj = traj
         self.slot_owners = slot_owners
-        self.per_batch = trajectories_per_batch(cfg)
-        self.pending: list[int] = []
-        self.batches: list[TensorDict] = []
-        self.free_batches: list[int] = []
-        self.held_slots: dict[int, list[int]] = {}
-        self.env_steps = 0  # frames received, restored from the checkpoint by the learner worker
+        self.batches = batches
+        self.per_batch = batches.trajectories_per_batch
+        self.pending: list[int] = []  # finished slots not yet in a batch, oldest first
+        self.free_batches: list[int] = list(range(len(batches)))
+        self.held_slots: dict[int, list[int]] = {}  # sync mode: the slots of each batch being trained on
+        self.env_steps = 0  # env frames received in this run
         self.stopped = False
+        if sampler_states is not None:
+            sampler_states.register_rest_check(self.name, lambda: not self.pending)
 
     def on_start(self) -> None:
-        num = max(1, self.cfg.num_batches_to_accumulate)
-        self.batches = [allocate_trajectories(self.cfg, self.env_info, self.per_batch, share=False) for _ in range(num)]
-        self.free_batches = list(range(num))
+        self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
+        self.send(RUNNER, "on_component_ready", self.name)
 
     def on_new_trajectories(self, slots: list[int], frames: int) -> None:
         self.pending.extend(slots)
@@ -73,12 +85,14 @@ class Batcher(Component):
             slots = self.pending[: self.per_batch]
             del self.pending[: self.per_batch]
             with self.timing.add_time("batching"):
-                copy_slots(self.traj, torch.tensor(slots, dtype=torch.int64), self.batches[batch_idx])
+                self.batches.fill(batch_idx, self.traj, torch.tensor(slots, dtype=torch.int64))
             if self.cfg.async_rl:
                 self.slot_owners.give_back(self.send, slots)
             else:
                 self.held_slots[batch_idx] = slots
-            self.send(learner_name(self.policy_id), "on_batch_ready", batch_idx)
+            self.send(learner_name(self.policy_id), "on_batch_ready", batch_idx, self.env_steps)
 
     def on_stop_requested(self) -> None:
         self.stopped = True
+        self.send(RUNNER, "on_component_stopped", self.name, self.timing.tree_str())
+        self.loop.component_stopped(self.name)

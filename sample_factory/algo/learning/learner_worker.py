@@ -1,7 +1,8 @@
 """Learner worker: the process role that owns one policy's Learner.
 
-The main thread (the event loop) receives batches from the batcher and
-prepares them (device transfer, normalisation, advantages); a background
+The main thread (the event loop) is told by the batcher which batch buffer is
+ready (``on_batch_ready``; the buffers are shared, already on the learner's
+device) and prepares it (normalisation, advantages); a background
 training thread (``--train_in_background_thread``) runs the SGD epochs, so
 preparing batch n+1 overlaps training on batch n. After each training call
 the weights are published to the inference workers through shared memory.
@@ -10,6 +11,10 @@ training, so they never capture a half-updated model: regular ones every
 ``--save_every_sec`` and on stop, a permanent milestone copy every
 ``--save_milestones_sec``, and a best-policy checkpoint when the runner reports
 a better average of ``--save_best_metric`` (see ``on_best_metric``).
+
+The learner worker and its batcher share a loop and the batch buffers, and talk
+only by messages: ``on_batch_ready(batch_idx, env_steps)`` in, ``on_training_done(
+batch_idx, release_slots)`` back once a batch may be refilled (see ``wiring``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import threading
 import time
 import traceback
 
-from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.learning.batch_buffers import TrainingBatches
 from sample_factory.algo.learning.checkpoints import (
     load_latest_checkpoint,
     save_best_checkpoint,
@@ -38,7 +43,7 @@ from sample_factory.algo.utils.torch_utils import (
     reuse_freed_memory_for_large_tensors,
     seed_torch,
 )
-from sample_factory.algo.utils.wiring import RUNNER, learner_name
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
 
@@ -63,7 +68,7 @@ class LearnerWorker(Component):
         env_info: EnvInfo,
         policy_id: PolicyID,
         router: Router,
-        batcher: Batcher,
+        batches: TrainingBatches,
         weights: PolicyWeights,
         serial: bool,
         sampler_states: SamplerStateExchange | None = None,
@@ -73,7 +78,10 @@ class LearnerWorker(Component):
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
-        self.batcher = batcher
+        self.batches = batches  # filled by the batcher, which names the ready one in on_batch_ready
+        self.batcher_address = batcher_name(policy_id)  # a name to send to: nothing else is shared
+        self.resumed_env_steps = 0  # counted by the run this one resumed (from its checkpoint)
+        self.env_steps = 0  # resumed_env_steps + the frames the batcher reported with its latest batch
         self.weights = weights
         self.background = bool(cfg.train_in_background_thread) and not serial
         self.learner: Learner | None = None
@@ -96,6 +104,7 @@ class LearnerWorker(Component):
             self.learner = Learner(self.cfg, self.env_info, policy_id=self.policy_id)
             self.learner.init()
             self._restore()
+            self._check_batch_device()
             self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)
         except Exception:
             self._report_error()
@@ -104,9 +113,8 @@ class LearnerWorker(Component):
             self.thread = threading.Thread(target=self._training_thread, name=f"{self.name}_train", daemon=True)
             self.thread.start()
         self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
-        self.send(RUNNER, "on_component_ready", self.batcher.name)
         self.send(RUNNER, "on_component_ready", self.name)
-        self.send(RUNNER, "on_env_steps", self.policy_id, self.batcher.env_steps)
+        self.send(RUNNER, "on_env_steps", self.policy_id, self.env_steps)
 
     def _restore(self) -> None:
         state = load_latest_checkpoint(self.cfg, self.policy_id, self.learner.device)
@@ -114,7 +122,7 @@ class LearnerWorker(Component):
             return
         warn_if_best_checkpoint_requested(self.cfg)
         self.learner.load_checkpoint_state(state)
-        self.batcher.env_steps = int(state.get("env_steps", 0))
+        self.resumed_env_steps = self.env_steps = int(state.get("env_steps", 0))
         if self.sampler_states is not None:
             self.sampler_states.offer(state.get("sampler"))
         self.best_metric = float(state.get("best_metric", -math.inf))
@@ -122,17 +130,29 @@ class LearnerWorker(Component):
             "Policy %d resumed at train step %d, env steps %d",
             self.policy_id,
             self.learner.train_step,
-            self.batcher.env_steps,
+            self.env_steps,
         )
 
+    def _check_batch_device(self) -> None:
+        """The batch buffers were placed for the learner's device; elsewhere every batch would be copied again."""
+        if self.batches.device.type != self.learner.device.type:
+            log.warning(
+                "%s: the batch buffers are on %s but the learner trains on %s: every batch is copied twice",
+                self.name,
+                self.batches.device,
+                self.learner.device,
+            )
+
     # ---------------------------------------------------------------- batches
-    def on_batch_ready(self, batch_idx: int) -> None:
+    def on_batch_ready(self, batch_idx: int, env_steps: int) -> None:
+        """Batch buffer ``batch_idx`` is filled; ``env_steps``: frames the batcher received in this run so far."""
+        self.env_steps = self.resumed_env_steps + env_steps
         if self.stopping:
-            self.batcher.on_training_done(batch_idx)
+            self.send(self.batcher_address, "on_training_done", batch_idx, True)
             return
         try:
             with self.timing.add_time("prepare_batch"):
-                prepared = self.learner.prepare_batch(self.batcher.batches[batch_idx])
+                prepared = self.learner.prepare_batch(self.batches[batch_idx])
         except Exception:
             self._report_error()
             return
@@ -170,14 +190,13 @@ class LearnerWorker(Component):
         self.send(RUNNER, "on_component_error", self.name, tb)
 
     def on_training_done(self, batch_idx: int, stats: dict | None) -> None:
-        self.samples_trained += self.batcher.per_batch * self.cfg.rollout
+        self.samples_trained += self.batches.samples_per_batch
         # exact resume: once the target is reached the sampler stays at rest, so the final checkpoint can hold it
-        at_target = self.sampler_states is not None and self.batcher.env_steps >= self.cfg.train_for_env_steps
-        self.batcher.on_training_done(batch_idx, release_slots=not at_target)
-        env_steps = self.batcher.env_steps
+        at_target = self.sampler_states is not None and self.env_steps >= self.cfg.train_for_env_steps
+        self.send(self.batcher_address, "on_training_done", batch_idx, not at_target)
         if stats is not None:
             stats.update(memory_stats("learner", self.learner.device))
-        self.send(RUNNER, "on_train_stats", self.policy_id, stats, env_steps, True)
+        self.send(RUNNER, "on_train_stats", self.policy_id, stats, self.env_steps, True)
         if self._checkpoint_due() or self._milestone_due():
             self.save()
 
@@ -192,9 +211,9 @@ class LearnerWorker(Component):
     def _checkpoint_state(self) -> dict:
         """The learner's state plus what only this worker knows; call with ``train_lock`` held."""
         state = self.learner.get_checkpoint_state()
-        state["env_steps"] = self.batcher.env_steps
+        state["env_steps"] = self.env_steps
         state["best_metric"] = self.best_metric
-        if self.sampler_states is not None and not self.batcher.pending:
+        if self.sampler_states is not None:  # None unless the sampler is at rest (the batcher's check included)
             sampler = self.sampler_states.capture()
             if sampler is not None:
                 state["sampler"] = sampler
@@ -205,7 +224,7 @@ class LearnerWorker(Component):
         if self.learner is None:
             return
         with self.train_lock, self.timing.add_time("save_checkpoint"):
-            train_step, env_steps = self.learner.train_step, self.batcher.env_steps
+            train_step, env_steps = self.learner.train_step, self.env_steps
             path = save_checkpoint(self.cfg, self.policy_id, self._checkpoint_state(), train_step, env_steps)
             if self._milestone_due():
                 milestone = save_milestone(self.cfg, self.policy_id, path)
@@ -222,12 +241,12 @@ class LearnerWorker(Component):
         """
         if self.learner is None or self.stopping or not math.isfinite(value):
             return
-        if self.batcher.env_steps < self.cfg.save_best_after or value <= self.best_metric:
+        if self.env_steps < self.cfg.save_best_after or value <= self.best_metric:
             return
         try:
             with self.train_lock, self.timing.add_time("save_best"):
                 self.best_metric = value
-                train_step, env_steps = self.learner.train_step, self.batcher.env_steps
+                train_step, env_steps = self.learner.train_step, self.env_steps
                 metric = self.cfg.save_best_metric
                 state = self._checkpoint_state()
                 path = save_best_checkpoint(self.cfg, self.policy_id, state, train_step, env_steps, metric, value)
@@ -246,7 +265,6 @@ class LearnerWorker(Component):
 
     def on_stop_requested(self, save: bool = True) -> None:
         self.stopping = True
-        self.batcher.on_stop_requested()
         if self.thread is not None:
             self.train_queue.put(None)
             self.thread.join(timeout=60)
@@ -255,10 +273,8 @@ class LearnerWorker(Component):
                 self.save()
             except Exception:
                 log.error("%s could not save its final checkpoint:\n%s", self.name, traceback.format_exc())
-        tree = self.batcher.timing.tree_str(), self.timing.tree_str(), self._learner_tree()
-        self.send(RUNNER, "on_component_stopped", self.batcher.name, tree[0])
-        self.send(RUNNER, "on_component_stopped", self.name, _join_trees(tree[1], tree[2]))
-        self.loop.component_stopped(self.batcher.name)
+        tree = _join_trees(self.timing.tree_str(), self._learner_tree())
+        self.send(RUNNER, "on_component_stopped", self.name, tree)
         self.loop.component_stopped(self.name)
 
     def _learner_tree(self) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.learning.learner import learner_device
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
@@ -39,15 +41,50 @@ class SharedState:
 
 @dataclass
 class LoopSpec:
-    """One event loop (one process in parallel mode) and how to build its components."""
+    """One event loop (one process in parallel mode) and how to build its components.
+
+    What a loop is and which worker it holds are fields (``kind``, ``worker_idx``, ``policy_id``), read by the
+    runners wherever they treat kinds of worker differently: component names are addresses, never parsed.
+    """
 
     name: str
-    kind: str  # "rollout", "inference" or "learner"
+    kind: str  # "rollout", "inference" or "learner" (a policy's batcher and learner, or a consumer in their place)
     component_names: list[str]
     build: Callable[[Router, SharedState], list[Component]]
     # built on the runner's own loop instead of a child process (parallel mode): a consumer that hands trajectories
     # to code in the main process, e.g. the synchronous sampling API
     in_main_process: bool = False
+    # rollout loop: the worker's index; inference loop: the worker's index among its policy's inference workers
+    worker_idx: int | None = None
+    # inference and learner loops: the policy they serve
+    policy_id: int | None = None
+
+    def __post_init__(self) -> None:
+        needs = {"rollout": ("worker_idx",), "inference": ("worker_idx", "policy_id"), "learner": ("policy_id",)}
+        if self.kind not in needs:
+            raise ValueError(f"LoopSpec {self.name!r}: kind {self.kind!r} is not one of {sorted(needs)}")
+        missing = [field for field in needs[self.kind] if getattr(self, field) is None]
+        if missing:
+            raise ValueError(f"LoopSpec {self.name!r} of kind {self.kind!r} needs {' and '.join(missing)}")
+
+
+def component_kinds(specs: list[LoopSpec]) -> dict[str, str]:
+    """The kind of every component of ``specs``: "rollout", "inference", "learner" (a policy's learner worker) or
+    "batcher" (a policy's batcher, or a consumer that takes its place in the sampler-alone modes)."""
+    kinds: dict[str, str] = {}
+    for spec in specs:
+        for name in spec.component_names:
+            if spec.kind == "learner":
+                kinds[name] = "learner" if name == learner_name(spec.policy_id) else "batcher"
+            else:
+                kinds[name] = spec.kind
+    return kinds
+
+
+def rollout_worker_names(specs: list[LoopSpec]) -> list[str]:
+    """The rollout workers' component names, in worker order."""
+    rollout = sorted((s for s in specs if s.kind == "rollout"), key=lambda s: s.worker_idx)
+    return [name for spec in rollout for name in spec.component_names]
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
@@ -59,9 +96,11 @@ def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedSt
 
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
-    batcher = Batcher(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners)
+    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
+    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(learner_device(s.cfg)))
+    batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
     weights = s.weights[policy_id]
-    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batcher, weights, s.serial, s.sampler_states)
+    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
     return [batcher, learner]
 
 
@@ -70,7 +109,7 @@ def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
     from functools import partial
 
     return [
-        LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p))
+        LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p), policy_id=p)
         for p in range(cfg.num_policies)
     ]
 
@@ -86,8 +125,9 @@ def loop_specs(cfg: Config, learner_specs: Callable[[Config], list[LoopSpec]] | 
     for p in range(cfg.num_policies):
         for j in range(cfg.policy_workers_per_policy):
             name = inference_worker_name(p, j)
-            specs.append(LoopSpec(name, "inference", [name], partial(build_inference_worker, p, j)))
+            build = partial(build_inference_worker, p, j)
+            specs.append(LoopSpec(name, "inference", [name], build, worker_idx=j, policy_id=p))
     for w in range(cfg.num_workers):
         name = rollout_worker_name(w)
-        specs.append(LoopSpec(name, "rollout", [name], partial(build_rollout_worker, w)))
+        specs.append(LoopSpec(name, "rollout", [name], partial(build_rollout_worker, w), worker_idx=w))
     return specs

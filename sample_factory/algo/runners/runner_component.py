@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from sample_factory.algo.learning.checkpoints import best_metric_value
+from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.runner import ObserverError, Runner
 from sample_factory.algo.runners.stats import (
     FPS_WINDOWS,
@@ -57,6 +58,8 @@ class RunnerComponent(Component):
         self.fps_meter = FpsMeter()
         self.sample_meters = {p: FpsMeter() for p in range(cfg.num_policies)}
         self.component_names: list[str] = []
+        self.component_kinds: dict[str, str] = {}  # name -> "rollout", "inference", "batcher" or "learner"
+        self.rollout_workers: list[str] = []  # in worker order
         self.ready: set[str] = set()
         self.stopped_trees: dict[str, str] = {}
         self.last_heartbeat: dict[str, float] = {}
@@ -73,8 +76,11 @@ class RunnerComponent(Component):
         self.last_summary_step = {p: -1 for p in range(cfg.num_policies)}
 
     # ---------------------------------------------------------------- life cycle
-    def attach(self, loop: EventLoop, component_names: list[str]) -> None:
-        self.component_names = component_names
+    def attach(self, loop: EventLoop, specs: list[LoopSpec]) -> None:
+        """Join ``loop`` as the runner of the components that ``specs`` describe."""
+        self.component_names = [name for spec in specs for name in spec.component_names]
+        self.component_kinds = component_kinds(specs)
+        self.rollout_workers = rollout_worker_names(specs)
         loop.add_component(self)
         loop.add_timer(REPORT_PERIOD, self._report)
         loop.add_timer(max(1.0, self.cfg.experiment_summaries_interval), self._write_summaries)
@@ -106,9 +112,8 @@ class RunnerComponent(Component):
         if self.sampling_started_at is None and self.ready >= set(self.component_names):
             log.info("All %d components ready, collecting experience", len(self.component_names))
             self.sampling_started_at = time.monotonic()
-            for name in self.component_names:
-                if name.startswith("rollout_w"):
-                    self.send(name, "on_begin_sampling")
+            for name in self.rollout_workers:
+                self.send(name, "on_begin_sampling")
 
     def on_envs_starting(self, name: str) -> None:
         self.envs_starting_at[name] = time.monotonic()
@@ -312,9 +317,7 @@ class RunnerComponent(Component):
         self.finished_at = time.monotonic()
         unreachable = []
         for name in self.component_names:
-            if self._stopped_by_its_learner(name):
-                continue
-            args = (save,) if name.startswith("learner_p") else ()
+            args = (save,) if self.component_kinds.get(name) == "learner" else ()
             try:
                 self.send(name, "on_stop_requested", *args)
             except UndeliverableMessage as error:  # its loop is gone: nothing left to stop there
@@ -324,10 +327,6 @@ class RunnerComponent(Component):
         for name in unreachable:
             if name not in self.stopped_trees:
                 self.on_component_stopped(name, "")
-
-    def _stopped_by_its_learner(self, name: str) -> bool:
-        """A batcher shares its learner's process and is stopped by it."""
-        return name.startswith("batcher_p") and f"learner_p{name[len('batcher_p') :]}" in self.component_names
 
     def _finish(self) -> None:
         self.call_user_code(self.owner.notify_observers, "on_stop")
@@ -346,16 +345,17 @@ class RunnerComponent(Component):
         for name in self._report_order():
             tree = self.stopped_trees.get(name)
             if tree is not None:
-                log.info("%s profile tree view:\n%s", _display_name(name), tree)
+                log.info("%s profile tree view:\n%s", _display_name(name, self.component_kinds.get(name)), tree)
         collected = {p: self.collected(p) for p in self.env_steps}
         start = self.sampling_started_at or self.train_started
         elapsed = max(1e-9, (self.finished_at or time.monotonic()) - start)
         log.info("Collected %s, FPS: %.1f", collected, sum(collected.values()) / elapsed)
 
     def _report_order(self) -> list[str]:
-        workers = sorted((n for n in self.component_names if n.startswith("rollout_w")), key=lambda n: int(n[9:]))
+        """The first and last rollout workers (the others look alike), then every other worker."""
+        workers = self.rollout_workers
         chosen = workers[:1] + workers[-1:] if len(workers) > 1 else workers
-        rest = [n for n in self.component_names if n.startswith(("inference_", "batcher_", "learner_"))]
+        rest = [n for n in self.component_names if self.component_kinds.get(n, "rollout") != "rollout"]
         return chosen + rest
 
     def run_loop(self) -> StatusCode:
@@ -368,14 +368,10 @@ def _nan_to_zero(x: float) -> float:
     return 0.0 if x is None or math.isnan(x) else x
 
 
-def _display_name(name: str) -> str:
-    kinds = {
-        "rollout_w": "RolloutWorker",
-        "inference_": "InferenceWorker",
-        "batcher_": "Batcher",
-        "learner_": "Learner",
-    }
-    for prefix, kind in kinds.items():
-        if name.startswith(prefix):
-            return f"{kind} {name}"
-    return name
+_KIND_LABELS = {"rollout": "RolloutWorker", "inference": "InferenceWorker", "batcher": "Batcher", "learner": "Learner"}
+
+
+def _display_name(name: str, kind: str | None) -> str:
+    """``RolloutWorker rollout_w0``: the component's kind (from its loop spec) before its name."""
+    label = _KIND_LABELS.get(kind)
+    return f"{label} {name}" if label else name

@@ -15,7 +15,7 @@ import os
 import signal
 import time
 
-from sample_factory.algo.runners.components import LoopSpec, SharedState, loop_specs
+from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
@@ -82,7 +82,8 @@ def shared_state_for(spec: LoopSpec, shared: SharedState) -> SharedState:
 def process_title(spec: LoopSpec, cfg: Config) -> str:
     """What ``ps``/``top`` show for a child: its components' names and the experiment, e.g.
     ``rollout_w3 [cartpole]`` or ``learner_p0 batcher_p0 [cartpole]``, so a busy or stuck worker is identifiable."""
-    names = sorted(spec.component_names, key=lambda n: not n.startswith("learner"))
+    kinds = component_kinds([spec])
+    names = sorted(spec.component_names, key=lambda n: kinds[n] != "learner")
     return f"{' '.join(names)} [{cfg.experiment}]"
 
 
@@ -106,8 +107,7 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
     set_process_title(process_title(spec, cfg))
     if cfg.log_to_file:
         init_file_logger(experiment_dir(cfg))
-    worker_idx = int(spec.name[9:]) if spec.kind == "rollout" else None
-    _set_process_options(cfg, spec, worker_idx)
+    _set_process_options(cfg, spec, spec.worker_idx)
     loop = EventLoop(spec.name, router.inboxes[spec.name], router)
     for component in spec.build(router, shared):
         loop.add_component(component)
@@ -155,7 +155,7 @@ class ParallelRunner(Runner):
         router = Router(component_loops, self.inboxes, self.liveness)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
-        self.runner.attach(loop, [n for spec in all_specs for n in spec.component_names])
+        self.runner.attach(loop, all_specs)
         for spec in all_specs:
             if spec.in_main_process:
                 for component in spec.build(router, shared):

@@ -38,7 +38,7 @@ class SerialRunner(Runner):
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
         self.runner = RunnerComponent(self.cfg, env_info, router, owner=self)
-        self.runner.attach(loop, names)
+        self.runner.attach(loop, specs)
         for spec in specs:
             for component in spec.build(router, shared):
                 loop.add_component(component)

@@ -31,15 +31,15 @@ from sample_factory.algo.sampling.env_runner import (
     env_seed,
     split_env_config,
 )
+from sample_factory.algo.sampling.exact_resume import WorkerResume
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_state import capture_env_state, restore_env_state
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -58,7 +58,7 @@ class RolloutWorker(Component):
         slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
     ) -> None:
-        super().__init__(f"rollout_w{worker_idx}", router)
+        super().__init__(rollout_worker_name(worker_idx), router)
         self.cfg = cfg
         self.env_info = env_info
         self.worker_idx = worker_idx
@@ -78,9 +78,9 @@ class RolloutWorker(Component):
             inference_worker_name(p, worker_idx % cfg.policy_workers_per_policy) for p in range(cfg.num_policies)
         ]
         self._last_report = time.monotonic()
-        self._carry: list[dict] = []
-        self.sampler_states = sampler_states
-        self._state_unsupported_logged = False
+        # per split: the last observation and RNN state of its finished rollout, step 0 of the next one
+        self.carry: list[dict] = []
+        self.exact_resume = WorkerResume(self, sampler_states) if sampler_states is not None else None
 
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
@@ -91,8 +91,8 @@ class RolloutWorker(Component):
             self._report_error()
             return
         self.loop.add_timer(STATS_REPORT_PERIOD, self._report_stats)
-        if self.sampler_states is not None:
-            self.sampler_states.register(self.worker_idx, self.capture_state)
+        if self.exact_resume is not None:
+            self.exact_resume.register()
         self.send(RUNNER, "on_component_ready", self.name)
 
     def _create_envs(self) -> None:
@@ -106,7 +106,7 @@ class RolloutWorker(Component):
             actor_offset = split * per_split * num_agents
             runner.stats = _OffsetStats(self.stats, actor_offset, runner.state.num_actors)
             self.runners.append(runner)
-            self._carry.append(self._allocate_carry(runner.state.num_actors))
+            self.carry.append(self._allocate_carry(runner.state.num_actors))
             self._assign_policies(runner.state, range(runner.state.num_actors))
             runner.state.policy[:] = runner.state.next_policy
             if self._slots_missing(runner):
@@ -177,7 +177,10 @@ class RolloutWorker(Component):
     # ---------------------------------------------------------------- main flow
     def on_begin_sampling(self) -> None:
         """Sent by the runner once every component is ready; starts (possibly delayed) sampling."""
-        if self._resume_saved_state():
+        if self.exact_resume is not None and self.exact_resume.restore():
+            for split in range(len(self.runners)):  # at rest, as when the state was saved: begin the next rollouts
+                self.splits_started[split] = True
+                self._begin_next_rollout(split)
             return
         delay_max = self.cfg.decorrelate_experience_max_seconds
         for split in range(len(self.runners)):
@@ -261,116 +264,18 @@ class RolloutWorker(Component):
 
     def _stage_carry_over(self, split: int, old_slots: np.ndarray) -> None:
         """Copy out the finished slots' last observation and RNN state before the batcher may recycle them."""
-        carry, old, T = self._carry[split], torch.from_numpy(old_slots), self.rollout
+        carry, old, T = self.carry[split], torch.from_numpy(old_slots), self.rollout
         for key, tensor in self.traj["obs"].items():
             torch.index_select(tensor[:, T], 0, old, out=carry["obs"][key])
         torch.index_select(self.traj["rnn_states"][:, T], 0, old, out=carry["rnn_states"])
 
     def _begin_next_rollout(self, split: int) -> None:
         """Step 0 of the new slots continues where the finished rollout stopped."""
-        carry, new = self._carry[split], torch.from_numpy(self.runners[split].state.slots)
+        carry, new = self.carry[split], torch.from_numpy(self.runners[split].state.slots)
         for key, tensor in self.traj["obs"].items():
             tensor[new, 0] = carry["obs"][key]
         self.traj["rnn_states"][new, 0] = carry["rnn_states"]
         self._request_actions(split)
-
-    # ---------------------------------------------------------------- exact resume (serial sync mode)
-    def _split_envs(self, split: int) -> list:
-        runner = self.runners[split]
-        return list(runner.envs) if isinstance(runner, NonBatchedEnvRunner) else runner.env.envs
-
-    def capture_state(self) -> dict | None:
-        """Everything needed to continue sampling exactly from here, or None when not at rest or not savable.
-
-        At rest means every split finished its rollout (its last observation and RNN state are staged in the
-        carry-over buffers) and waits for slots, which in serial synchronous mode is the state at the end of each
-        training step. See ``sample_factory.algo.utils.sampler_state``.
-        """
-        if not self.runners or len(self.waiting_for_slots) != len(self.runners):
-            return None
-        splits = []
-        for split, runner in enumerate(self.runners):
-            env_states = []
-            for env in self._split_envs(split):
-                env_state, reason = capture_env_state(env)
-                if env_state is None:
-                    if not self._state_unsupported_logged:
-                        log.info("%s: no exact resume, the env state is not saved: %s", self.name, reason)
-                        self._state_unsupported_logged = True
-                    return None
-                env_states.append(env_state)
-            carry = self._carry[split]
-            splits.append(
-                {
-                    "envs": env_states,
-                    "obs": {key: value.clone() for key, value in carry["obs"].items()},
-                    "rnn_states": carry["rnn_states"].clone(),
-                    "policy": torch.from_numpy(runner.state.policy.copy()),
-                    "next_policy": torch.from_numpy(runner.state.next_policy.copy()),
-                }
-            )
-        version, internal, gauss = self.rng.getstate()
-        return {
-            "splits": splits,
-            "episode_reward": torch.from_numpy(self.stats.reward.copy()),
-            "episode_length": torch.from_numpy(self.stats.length.copy()),
-            "rng": (version, list(internal), gauss),
-        }
-
-    def _resume_saved_state(self) -> bool:
-        """Continue from the state in the checkpoint, if there is one that fits; True if sampling was started."""
-        state = self.sampler_states.take_worker_state(self.worker_idx) if self.sampler_states else None
-        if state is None:
-            return False
-        try:
-            self._check_state_layout(state)
-            for split, split_state in enumerate(state["splits"]):
-                for env, env_state in zip(self._split_envs(split), split_state["envs"], strict=True):
-                    restore_env_state(env, env_state)
-        except (ValueError, KeyError) as error:
-            log.warning(
-                "%s: the saved sampler state does not fit this run (%s); episodes start afresh", self.name, error
-            )
-            return False
-        for split, split_state in enumerate(state["splits"]):
-            st, carry = self.runners[split].state, self._carry[split]
-            for key, value in split_state["obs"].items():
-                carry["obs"][key].copy_(value)
-            carry["rnn_states"].copy_(split_state["rnn_states"])
-            st.policy[:] = split_state["policy"].numpy()
-            st.next_policy[:] = split_state["next_policy"].numpy()
-        self.stats.reward[:] = state["episode_reward"].numpy()
-        self.stats.length[:] = state["episode_length"].numpy()
-        version, internal, gauss = state["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
-        for split in range(len(self.runners)):
-            self.splits_started[split] = True
-            self._begin_next_rollout(split)
-        return True
-
-    def _check_state_layout(self, state: dict) -> None:
-        """ValueError unless the saved state has this worker's splits, envs, actors and observation keys."""
-        if len(state["splits"]) != len(self.runners):
-            raise ValueError(f"{len(state['splits'])} splits saved, {len(self.runners)} now")
-        for split, split_state in enumerate(state["splits"]):
-            carry = self._carry[split]
-            if len(split_state["envs"]) != len(self._split_envs(split)):
-                raise ValueError(
-                    f"{len(split_state['envs'])} envs saved in split {split}, {len(self._split_envs(split))} now"
-                )
-            if split_state["rnn_states"].shape != carry["rnn_states"].shape:
-                raise ValueError(
-                    f"RNN states {tuple(split_state['rnn_states'].shape)} saved, {tuple(carry['rnn_states'].shape)} now"
-                )
-            if set(split_state["obs"]) != set(carry["obs"]):
-                raise ValueError(f"observation keys {sorted(split_state['obs'])} saved, {sorted(carry['obs'])} now")
-            for key, value in split_state["obs"].items():
-                if value.shape != carry["obs"][key].shape:
-                    raise ValueError(
-                        f"observation {key!r} of shape {tuple(value.shape)} saved, {tuple(carry['obs'][key].shape)} now"
-                    )
-        if state["episode_reward"].shape != self.stats.reward.shape:
-            raise ValueError("a different number of actors was saved")
 
     def _zero_rnn_states(self, slots: np.ndarray, t: int) -> None:
         if len(slots):

@@ -108,7 +108,7 @@ def _build_consumer(policy_id: PolicyID, callback: TrajectoryCallback, router: R
 
 def consumer_specs(cfg: Config, callback: TrajectoryCallback) -> list[LoopSpec]:
     return [
-        LoopSpec(f"sampler_p{p}", "learner", [batcher_name(p)], partial(_build_consumer, p, callback))
+        LoopSpec(f"sampler_p{p}", "learner", [batcher_name(p)], partial(_build_consumer, p, callback), policy_id=p)
         for p in range(cfg.num_policies)
     ]
 

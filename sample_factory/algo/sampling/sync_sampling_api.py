@@ -99,7 +99,12 @@ def handoff_specs(cfg: Config, handoff: queue.Queue) -> list[LoopSpec]:
     """One consumer per policy, built on the runner's loop in the main process."""
     return [
         LoopSpec(
-            "sampling_api", "learner", [batcher_name(p)], partial(_build_handoff, p, handoff), in_main_process=True
+            "sampling_api",
+            "learner",
+            [batcher_name(p)],
+            partial(_build_handoff, p, handoff),
+            in_main_process=True,
+            policy_id=p,
         )
         for p in range(cfg.num_policies)
     ]

@@ -8,7 +8,8 @@ whole sampler is at rest: every split has finished its rollout and waits for slo
 slots (so sampling does not start again) when the run has reached ``--train_for_env_steps``, and its final
 checkpoint carries the state of every rollout worker plus the global torch/numpy/Python generator states.
 
-A resumed run hands that state to the rollout workers before sampling begins. When an env's state cannot be saved
+A resumed run hands that state to the rollout workers before sampling begins. What a worker saves and how it
+continues from it is ``sample_factory.algo.sampling.exact_resume``. When an env's state cannot be saved
 as plain data (see ``sample_factory.envs.env_state``), or the layout of workers and envs changed, the resume works
 as it does in parallel mode: the counters, model and normalisers continue, the episodes start afresh.
 """
@@ -32,6 +33,7 @@ class SamplerStateExchange:
 
     def __init__(self) -> None:
         self._providers: dict[int, Callable[[], dict | None]] = {}
+        self._rest_checks: dict[str, Callable[[], bool]] = {}
         self._resume: dict | None = None
         self._rng_restored = False
 
@@ -39,8 +41,16 @@ class SamplerStateExchange:
         """``provider()`` returns the worker's state, or None when it is not at rest or cannot be saved."""
         self._providers[worker_idx] = provider
 
+    def register_rest_check(self, name: str, at_rest: Callable[[], bool]) -> None:
+        """``at_rest()`` is False while component ``name`` holds sampled data that no saved state would cover (a
+        batcher with trajectories not yet batched): the sampler is then not at rest and is not captured."""
+        self._rest_checks[name] = at_rest
+
     def capture(self) -> dict | None:
-        """Every worker's state and the global generators, or None if any worker could not give its state."""
+        """Every worker's state and the global generators, or None if the sampler is not at rest (a rest check
+        fails) or any worker could not give its state."""
+        if not all(at_rest() for at_rest in self._rest_checks.values()):
+            return None
         workers = {}
         for worker_idx, provider in sorted(self._providers.items()):
             state = provider()

@@ -6,14 +6,16 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
     RolloutWorker --on_policy_request(worker, split, t, slots)--> InferenceWorker (of the actor's policy)
     InferenceWorker --on_actions_ready(splits)--> RolloutWorker
     RolloutWorker --on_new_trajectories(slots, frames)--> Batcher (of the trajectory's policy)
-    Batcher --on_batch_ready(batch_idx)--> LearnerWorker   (same process)
-    LearnerWorker --on_training_done(batch_idx)--> Batcher  (frees the batch, in sync mode the slots too)
+    Batcher --on_batch_ready(batch_idx, env_steps)--> LearnerWorker   (same loop: handled in the same iteration)
+    LearnerWorker --on_training_done(batch_idx, release_slots)--> Batcher  (frees the batch, in sync mode the
+        slots too unless release_slots is False: exact resume keeps the sampler at rest at the end of the run)
     Batcher --on_slots_freed(slots)--> RolloutWorker (the slots' owner; async: once copied, sync: once trained)
     sampler consumer (no learner) --on_slots_freed(slots)--> RolloutWorker (once the trajectory is copied out)
     RolloutWorker --on_episodes_finished(stats)--> Runner
     LearnerWorker --on_train_stats(policy, stats, env_steps)--> Runner
+    LearnerWorker --on_env_steps(policy, env_steps)--> Runner   (once at start: the count resumed from)
     every component --on_component_ready / on_heartbeat / on_component_error / on_component_stopped--> Runner
-    Runner --on_stop_requested--> every component
+    Runner --on_stop_requested--> every component (the learner's takes save: whether to write a checkpoint)
 
 Trajectory slots: each slot belongs to one rollout worker (``shared_buffers.SlotOwners``), which alone hands
 it out; ``on_slots_freed`` returns it and resumes any split of that worker waiting for slots (no polling).
@@ -23,7 +25,14 @@ that has exited makes the send fail, as an error of the destination component (s
 
 Processes (parallel mode): one per rollout worker, one per inference worker, one
 per policy for its batcher + learner; the runner is the main process. In serial
-mode every component lives on the runner's loop.
+mode every component lives on the runner's loop. A batcher and its learner share
+only the batch buffers (``learning.batch_buffers``, allocated once on the
+learner's device by ``runners.components.build_learner``); the buffers' indices
+and counts travel in the two messages above.
+
+The names below are addresses. What a component is (rollout, inference, batcher,
+learner) and its worker index or policy are fields of its ``LoopSpec``
+(``runners.components``): nothing parses a name to find them out.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import pytest
 import torch
 from hot_path_harness import HotPath, all_problems, clone_slot, env_action_problems, hot_path_cfg
 
+from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.event_loop import Component
@@ -29,17 +30,24 @@ def clean_context() -> Iterator[None]:
 
 
 class HoldingLearner(Component):
-    """``learner_p0``: records every batch, then trains on it (bumps the weights' version) only when told to."""
+    """``learner_p0``: records every batch, then trains on it (bumps the weights' version) only when told to.
 
-    def __init__(self, hot: HotPath, auto_release: bool) -> None:
+    Like the learner worker it shares only the batch buffers with the batcher, and otherwise hears from it by
+    message.
+    """
+
+    def __init__(self, hot: HotPath, buffers: TrainingBatches, auto_release: bool) -> None:
         super().__init__(learner_name(0), hot.router)
         self.hot = hot
+        self.buffers = buffers
         self.auto_release = auto_release
         self.batches: list[list[dict]] = []  # per batch: its trajectories, copied on arrival
+        self.env_steps: list[int] = []  # as reported with each batch
         self.held: list[tuple[int, list[dict]]] = []
 
-    def on_batch_ready(self, batch_idx: int) -> None:
-        buffer = self.hot.batchers[0].batches[batch_idx]
+    def on_batch_ready(self, batch_idx: int, env_steps: int) -> None:
+        buffer = self.buffers[batch_idx]
+        self.env_steps.append(env_steps)
         rows = [clone_slot(buffer, row) for row in range(buffer["rewards"].shape[0])]
         self.batches.append(rows)
         self.held.append((batch_idx, rows))
@@ -48,20 +56,27 @@ class HoldingLearner(Component):
 
     def release(self) -> None:
         for batch_idx, rows in self.held:
-            buffer = self.hot.batchers[0].batches[batch_idx]
+            buffer = self.buffers[batch_idx]
             untouched = all(torch.equal(buffer["obs"]["obs"][i], row["obs"]) for i, row in enumerate(rows))
             assert untouched, f"batch buffer {batch_idx} was refilled while the learner held it"
             self.hot.weights[0].version += 1  # the learner publishes new weights before it hands the batch back
-            self.send(batcher_name(0), "on_training_done", batch_idx)
+            self.send(batcher_name(0), "on_training_done", batch_idx, True)
         self.held = []
 
 
 def _hot_path(async_rl: bool, auto_release: bool, **cfg_overrides) -> tuple[HotPath, HoldingLearner]:
     cfg = hot_path_cfg(async_rl=async_rl, **cfg_overrides)
+    buffers: dict[int, TrainingBatches] = {}  # per policy, allocated once and handed to its batcher and learner
+
+    def policy_buffers(hot: HotPath, p: int) -> TrainingBatches:
+        return buffers.setdefault(p, TrainingBatches(hot.cfg, hot.env_info, batch_placement("cpu")))
+
     hot = HotPath(
         cfg,
-        batcher_factory=lambda hot, p: Batcher(hot.cfg, hot.env_info, p, hot.router, hot.traj, hot.free_slots),
-        learner_factory=lambda hot, p: HoldingLearner(hot, auto_release),
+        batcher_factory=lambda hot, p: Batcher(
+            hot.cfg, p, hot.router, hot.traj, hot.free_slots, policy_buffers(hot, p)
+        ),
+        learner_factory=lambda hot, p: HoldingLearner(hot, policy_buffers(hot, p), auto_release),
     )
     return hot.start(), hot.learners[0]
 
@@ -84,6 +99,10 @@ def test_async_batches_are_exact_and_slots_are_reused() -> None:
     assert hot.batchers[0].env_steps == 4 * sum(len(rows) for rows in learner.batches) + 4 * len(
         hot.batchers[0].pending
     )
+    # every batch came with the frames received up to it: its own and those waiting behind it, never fewer
+    batched = [4 * len(rows) * (i + 1) for i, rows in enumerate(learner.batches)]
+    assert all(reported >= frames for reported, frames in zip(learner.env_steps, batched, strict=True))
+    assert learner.env_steps == sorted(learner.env_steps)
 
 
 def test_async_sampling_continues_into_free_slots_while_the_learner_holds_a_batch() -> None:
