@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
-from sample_factory.algo.learning.learner import learner_device
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
@@ -22,6 +21,7 @@ from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, learner_name, rollout_worker_name
+from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.typing import Config
 
 
@@ -97,7 +97,7 @@ def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedSt
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
     """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
-    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(learner_device(s.cfg)))
+    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(policy_device(s.cfg, policy_id)))
     batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
     weights = s.weights[policy_id]
     learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
