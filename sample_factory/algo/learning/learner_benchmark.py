@@ -44,6 +44,15 @@ CASES = [
         dict(encoder_mlp_layers=[64, 64], rnn_size=64, batch_size=1024, rollout=32, recurrence=32),
     ),
     BenchmarkCase(
+        "cartpole_gym_defaults",  # the Gymnasium family's defaults: 4 epochs x 4 minibatches of 256, no RNN
+        gym.spaces.Box(-np.inf, np.inf, (4,), np.float32),
+        gym.spaces.Discrete(2),
+        dict(
+            encoder_mlp_layers=[64, 64], nonlinearity="tanh", use_rnn=False, rollout=32, recurrence=1,
+            batch_size=256, num_batches_per_epoch=4, num_epochs=4, learning_rate=1e-3, normalize_input=True,
+        ),
+    ),  # fmt: skip
+    BenchmarkCase(
         "doom_conv_gru",
         gym.spaces.Box(0, 255, (3, 72, 128), np.uint8),
         gym.spaces.Discrete(6),
@@ -54,14 +63,14 @@ CASES = [
 
 def make_case_cfg(case: BenchmarkCase, device: str) -> Config:
     cfg = default_cfg(env="learner_benchmark")
-    for key, value in dict(device=device, num_batches_per_epoch=1, num_epochs=1, **case.overrides).items():
+    for key, value in {"device": device, "num_batches_per_epoch": 1, "num_epochs": 1, **case.overrides}.items():
         setattr(cfg, key, value)
     return cfg
 
 
 def random_trajectories(cfg: Config, case: BenchmarkCase) -> TensorDict:
     """A batch in the sampler's layout filled with random data (occasional episode ends inside segments)."""
-    n, t = cfg.batch_size // cfg.rollout, cfg.rollout
+    n, t = cfg.batch_size * cfg.num_batches_per_epoch // cfg.rollout, cfg.rollout
     shape = case.obs_space.shape
     if case.obs_space.dtype == np.uint8:
         obs = torch.randint(0, 256, (n, t + 1, *shape), dtype=torch.uint8)
@@ -84,7 +93,8 @@ def random_trajectories(cfg: Config, case: BenchmarkCase) -> TensorDict:
 
 
 def run_case(case: BenchmarkCase, device: str, iterations: int, warmup: int) -> dict[str, float]:
-    """Mean seconds per batch of ``prepare_batch`` and ``train``, and the SGD throughput in samples/s."""
+    """Median seconds per batch of ``prepare_batch`` and ``train`` (robust to a busy machine), and the SGD
+    throughput in samples/s."""
     cfg = make_case_cfg(case, device)
     learner = Learner(cfg, types.SimpleNamespace(obs_space=case.obs_space, action_space=case.action_space))
     learner.init()
@@ -100,12 +110,12 @@ def run_case(case: BenchmarkCase, device: str, iterations: int, warmup: int) -> 
         if iteration >= warmup:
             prepare_seconds.append(prepared - start)
             train_seconds.append(time.perf_counter() - prepared)
-    train_time = float(np.mean(train_seconds))
+    train_time = float(np.median(train_seconds))
     return dict(
-        samples=cfg.batch_size,
-        prepare_s=float(np.mean(prepare_seconds)),
+        samples=cfg.batch_size * cfg.num_batches_per_epoch,
+        prepare_s=float(np.median(prepare_seconds)),
         train_s=train_time,
-        sgd_samples_per_s=cfg.batch_size / train_time,
+        sgd_samples_per_s=cfg.batch_size * cfg.num_batches_per_epoch / train_time,
         device=str(learner.device),
     )
 
