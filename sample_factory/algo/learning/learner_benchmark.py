@@ -48,8 +48,16 @@ CASES = [
         gym.spaces.Box(-np.inf, np.inf, (4,), np.float32),
         gym.spaces.Discrete(2),
         dict(
-            encoder_mlp_layers=[64, 64], nonlinearity="tanh", use_rnn=False, rollout=32, recurrence=1,
-            batch_size=256, num_batches_per_epoch=4, num_epochs=4, learning_rate=1e-3, normalize_input=True,
+            encoder_mlp_layers=[64, 64],
+            nonlinearity="tanh",
+            use_rnn=False,
+            rollout=32,
+            recurrence=1,
+            batch_size=256,
+            num_batches_per_epoch=4,
+            num_epochs=4,
+            learning_rate=1e-3,
+            normalize_input=True,
         ),
     ),  # fmt: skip
     BenchmarkCase(
