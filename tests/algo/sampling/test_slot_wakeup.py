@@ -114,12 +114,17 @@ def test_in_one_process_the_freeing_message_resumes_splits_in_the_same_iteration
     setup.close()
 
 
-def test_without_a_freeing_message_a_waiting_split_stays_waiting(tmp_path):
+def _split_0_waiting(tmp_path) -> tuple[_Setup, RolloutWorker]:
+    """A worker on a local loop whose split 0 finished its rollout and waits for slots; messages so far dropped."""
     setup = _Setup(tmp_path, LocalInbox())
-    worker = setup.worker
-    worker.on_begin_sampling()
+    setup.worker.on_begin_sampling()
     setup.finish_rollouts([0])
     setup.sent()
+    return setup, setup.worker
+
+
+def test_without_a_freeing_message_a_waiting_split_stays_waiting(tmp_path):
+    setup, worker = _split_0_waiting(tmp_path)
     setup.loop.idle_timeout = 0.001
     for _ in range(5):
         setup.loop.run_once()
@@ -129,11 +134,7 @@ def test_without_a_freeing_message_a_waiting_split_stays_waiting(tmp_path):
 
 
 def test_slots_freed_while_stopping_are_kept_but_start_nothing(tmp_path):
-    setup = _Setup(tmp_path, LocalInbox())
-    worker = setup.worker
-    worker.on_begin_sampling()
-    setup.finish_rollouts([0])
-    setup.sent()
+    setup, worker = _split_0_waiting(tmp_path)
     worker.stopped = True
     worker.on_slots_freed([0])
     assert list(worker.free_slots) == [0] and worker.waiting_for_slots == [0]
