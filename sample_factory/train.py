@@ -18,12 +18,18 @@ from sample_factory.utils.typing import Config, StatusCode
 def make_runner(cfg: Config, learner_specs=None) -> tuple[Config, Runner]:
     """Apply ``--restart_behavior`` and validation, then pick the serial or parallel runner.
 
-    Returns ``(cfg, runner)``: on resume ``cfg`` is the saved config with the explicit flags on top. Register
+    Returns ``(cfg, runner)``: on resume ``cfg`` is the saved config with the explicit flags on top. With
+    ``--with_pbt=True`` the runner already has a :class:`PopulationBasedTraining` observer. Register
     observers (``runner.register_observer``) and stats handlers before ``runner.init()``; nothing has started yet.
     Raises ConfigError with a message naming the flag and the fix.
     """
     cfg = prepare_experiment_dir(cfg)
-    return cfg, runner_class(cfg)(cfg, learner_specs=learner_specs)
+    runner = runner_class(cfg)(cfg, learner_specs=learner_specs)
+    if cfg.with_pbt:
+        from sample_factory.pbt.population_based_training import PopulationBasedTraining
+
+        runner.register_observer(PopulationBasedTraining(cfg, runner))
+    return cfg, runner
 
 
 def runner_class(cfg: Config) -> type[Runner]:

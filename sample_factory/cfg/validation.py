@@ -100,11 +100,6 @@ def _choice_problems(cfg: Config) -> list[str]:
 def unavailable_feature_problems(cfg: Config) -> list[str]:
     """Flags that ask for a feature this version does not have yet: refused rather than silently ignored."""
     problems = []
-    if getattr(cfg, "with_pbt", False):
-        problems.append(
-            "--with_pbt=True: population-based training is not available in this version yet. Remove the flag; to "
-            "train several policies side by side without PBT use --num_policies=N"
-        )
     if getattr(cfg, "push_to_hub", False):
         problems.append(
             "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet. Remove the flag "
@@ -123,7 +118,7 @@ def warn_about_hub_flags(cfg: Config) -> None:
 def _warn_about_flags_without_effect(cfg: Config) -> None:
     """Flags typed where they cannot act do nothing: say so instead of letting the user believe otherwise."""
     explicit = getattr(cfg, "cli_args", None) or {}
-    idle = [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
+    idle = [] if getattr(cfg, "with_pbt", False) else [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
     if idle:
         log.warning("%s only take effect with --with_pbt=True, which is off: they are ignored", ", ".join(idle))
     if getattr(cfg, "serial_mode", False) and getattr(cfg, "actor_worker_gpus", None):
@@ -140,6 +135,28 @@ def _range_problems(cfg: Config) -> list[str]:
         problems.append(
             f"--recurrence={cfg.recurrence} must be >= 1, or -1 for a whole rollout with an RNN (1 without)"
         )
+    return problems + _pbt_range_problems(cfg)
+
+
+def _pbt_range_problems(cfg: Config) -> list[str]:
+    """PBT's probabilities, fractions and mutation factors (checked only when PBT runs)."""
+    if not getattr(cfg, "with_pbt", False):
+        return []
+    problems = []
+    if not 0.0 <= cfg.pbt_mutation_rate <= 1.0:
+        problems.append(f"--pbt_mutation_rate={cfg.pbt_mutation_rate} is a probability: use a value in [0, 1]")
+    if not 0.0 <= cfg.pbt_replace_fraction <= 0.5:
+        problems.append(
+            f"--pbt_replace_fraction={cfg.pbt_replace_fraction} must be in [0, 0.5]: the worst and the best fractions "
+            "of the population may not overlap"
+        )
+    if not 1.0 <= cfg.pbt_perturb_min <= cfg.pbt_perturb_max:
+        problems.append(
+            f"--pbt_perturb_min={cfg.pbt_perturb_min} and --pbt_perturb_max={cfg.pbt_perturb_max} are multiplicative "
+            "factors: need 1 <= pbt_perturb_min <= pbt_perturb_max (e.g. 1.1 and 1.5)"
+        )
+    if cfg.pbt_period_env_steps < 1:
+        problems.append(f"--pbt_period_env_steps={cfg.pbt_period_env_steps} must be >= 1")
     return problems
 
 

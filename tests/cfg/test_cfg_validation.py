@@ -147,10 +147,7 @@ def test_config_error_is_a_value_error() -> None:
 
 @pytest.mark.parametrize(
     ("flag", "message"),
-    [
-        ("with_pbt", "--with_pbt=True: population-based training is not available in this version yet"),
-        ("push_to_hub", "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet"),
-    ],
+    [("push_to_hub", "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet")],
 )
 def test_features_not_built_yet_are_refused_not_ignored(cfg, flag: str, message: str) -> None:
     setattr(cfg, flag, True)
@@ -166,15 +163,30 @@ def test_pbt_parameters_without_pbt_are_reported(cfg, caplog) -> None:
     assert "learning_rate" not in caplog.text
 
 
-def test_with_pbt_is_refused_from_the_command_line(tmp_path) -> None:
-    import subprocess
-    import sys
+def test_pbt_parameters_with_pbt_are_not_reported(cfg, caplog) -> None:
+    cfg.with_pbt, cfg.num_policies = True, 2
+    cfg.cli_args = {"pbt_mutation_rate": 0.3, "with_pbt": True}
+    with caplog.at_level(logging.WARNING):
+        validate_cfg(cfg)
+    assert "only take effect with --with_pbt" not in caplog.text
 
-    argv = ["-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--with_pbt=True", f"--train_dir={tmp_path}"]
-    result = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1
-    assert "--with_pbt=True: population-based training is not available" in result.stdout + result.stderr
-    assert not any(tmp_path.iterdir())  # refused before anything was created
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"pbt_mutation_rate": 1.5}, "--pbt_mutation_rate=1.5 is a probability"),
+        ({"pbt_replace_fraction": 0.7}, "--pbt_replace_fraction=0.7 must be in \\[0, 0.5\\]"),
+        ({"pbt_perturb_min": 0.9}, "need 1 <= pbt_perturb_min <= pbt_perturb_max"),
+        ({"pbt_perturb_min": 2.0, "pbt_perturb_max": 1.5}, "need 1 <= pbt_perturb_min <= pbt_perturb_max"),
+        ({"pbt_period_env_steps": 0}, "--pbt_period_env_steps=0 must be >= 1"),
+    ],
+)
+def test_pbt_values_out_of_range_are_refused(cfg, overrides: dict, message: str) -> None:
+    cfg.with_pbt, cfg.num_policies = True, 2
+    for key, value in overrides.items():
+        setattr(cfg, key, value)
+    with pytest.raises(ConfigError, match=message):
+        validate_cfg(cfg)
 
 
 @pytest.mark.parametrize("algo", ["PPO", "foo"])

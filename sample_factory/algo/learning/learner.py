@@ -441,6 +441,38 @@ class Learner:
             group["lr"] = self.lr_schedule.lr
         self._publish()
 
+    # ---- population-based training --------------------------------------------------------------------------------
+
+    def set_hyperparameters(self, params: dict[str, float]) -> None:
+        """New values for hyper-parameters the learner reads at every step (PBT); they apply from the next step.
+
+        The loss coefficients, clip ranges, ``max_grad_norm`` and ``gamma`` are read from ``self.cfg`` each time
+        they are used (give each learner its own ``cfg`` copy when several share a process); the learning rate
+        also resets the schedule's current value, which an adaptive schedule then moves on from.
+        """
+        for name, value in params.items():
+            if not hasattr(self.cfg, name):
+                raise KeyError(f"{name} is not a parameter of this run's config")
+            setattr(self.cfg, name, value)
+        if "learning_rate" in params:
+            self.lr_schedule.lr = float(params["learning_rate"])
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.lr_schedule.lr
+
+    def load_donor_state(self, state: dict, version_jump: int) -> None:
+        """Take over another policy's model (normalisers included) and optimiser state (PBT replacement).
+
+        The policy version moves forward by ``version_jump``: with ``--max_policy_lag + 1`` every trajectory still
+        in flight from the replaced weights counts as stale and is discarded instead of being trained on as if
+        the new weights had produced it. Counters of this learner (train step) are its own and are kept.
+        """
+        self.actor_critic.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr_schedule.lr
+        self.policy_version += version_jump
+        self._publish()
+
 
 def _legacy_policy_id(policy_id: object, keyword_policy_id: PolicyID) -> PolicyID:
     """``Learner(cfg, env_info, policy_id)``: the third argument given as an int, the form our runners used."""

@@ -19,7 +19,9 @@ batch_idx, release_slots)`` back once a batch may be refilled (see ``wiring``).
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 import queue
 import threading
 import time
@@ -44,6 +46,9 @@ from sample_factory.algo.utils.torch_utils import (
     seed_torch,
 )
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
+from sample_factory.pbt.mutation import hyperparameters_of
+from sample_factory.pbt.policy_files import donor_weights_file, load_policy_hyperparameters, policy_cfg_file
+from sample_factory.pbt.weights_transfer import load_donor_state, save_donor_state, weights_digest
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
 
@@ -93,6 +98,8 @@ class LearnerWorker(Component):
         self.best_metric = -math.inf  # best --save_best_metric so far, kept in the checkpoints across restarts
         self.samples_trained = 0
         self.stopping = False
+        # PBT: +1 whenever the weights are replaced by a donor's; batches prepared before that are not trained on
+        self.weights_generation = 0
 
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
@@ -101,9 +108,13 @@ class LearnerWorker(Component):
             # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
             reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
-            self.learner = Learner(self.cfg, self.env_info, policy_id=self.policy_id)
+            # with PBT each policy's hyper-parameters change on their own: in serial mode learners share one cfg
+            learner_cfg = copy.copy(self.cfg) if self.cfg.with_pbt else self.cfg
+            self.learner = Learner(learner_cfg, self.env_info, policy_id=self.policy_id)
             self.learner.init()
             self._restore()
+            if self.cfg.with_pbt:
+                self._load_pbt_hyperparameters()
             self._check_batch_device()
             self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)
         except Exception:
@@ -157,12 +168,14 @@ class LearnerWorker(Component):
             self._report_error()
             return
         if self.background:
-            self.train_queue.put((batch_idx, prepared))
+            self.train_queue.put((batch_idx, prepared, self.weights_generation))
         else:
-            self.on_training_done(batch_idx, self._train(prepared))
+            self.on_training_done(batch_idx, self._train(prepared, self.weights_generation))
 
-    def _train(self, prepared) -> dict | None:
+    def _train(self, prepared, generation: int) -> dict | None:
         with self.train_lock:
+            if generation != self.weights_generation:
+                return None  # prepared (values, normalisers) by weights that PBT has replaced since
             with self.timing.add_time("train"):
                 stats = self.learner.train(prepared)
             with self.timing.add_time("publish_weights"):
@@ -176,9 +189,9 @@ class LearnerWorker(Component):
             item = self.train_queue.get()
             if item is None:
                 return
-            batch_idx, prepared = item
+            batch_idx, prepared, generation = item
             try:
-                stats = self._train(prepared)
+                stats = self._train(prepared, generation)
             except Exception:
                 self.loop.post(self.name, "on_training_error", traceback.format_exc())
                 return
@@ -257,6 +270,56 @@ class LearnerWorker(Component):
 
     def on_save_requested(self) -> None:
         self.save()
+
+    # ---------------------------------------------------------------- population-based training
+    def _load_pbt_hyperparameters(self) -> None:
+        """Resume (or a hand-written file): this policy's ``policy_NN_cfg.json`` overrides the command line."""
+        params = load_policy_hyperparameters(self.cfg, self.policy_id, hyperparameters_of(self.cfg))
+        if params is not None:
+            self.learner.set_hyperparameters(params)
+            path = policy_cfg_file(self.cfg, self.policy_id)
+            log.info("PBT: policy %d loaded its hyper-parameters from %s", self.policy_id, path)
+
+    def on_pbt_hyperparameters(self, params: dict) -> None:
+        """New hyper-parameters from the runner's PBT; they apply from the next training step."""
+        if self.learner is None:
+            return
+        with self.train_lock:
+            self.learner.set_hyperparameters(params)
+
+    def on_pbt_share_weights(self, recipient: int, recipient_params: dict) -> None:
+        """Donor side of a replacement: save this policy's state for ``recipient`` and tell its learner."""
+        if self.learner is None or self.stopping:
+            return
+        path = donor_weights_file(self.cfg, self.policy_id, recipient)
+        try:
+            with self.train_lock, self.timing.add_time("pbt_share_weights"):
+                digest = save_donor_state(self.learner, path)
+        except Exception:
+            self._report_error()
+            return
+        log.info("PBT: policy %d saved its weights for policy %d (digest %s)", self.policy_id, recipient, digest)
+        self.send(learner_name(recipient), "on_pbt_take_weights", self.policy_id, path, recipient_params, digest)
+
+    def on_pbt_take_weights(self, donor: int, path: str, params: dict, donor_digest: str) -> None:
+        """Recipient side: between two training steps, load the donor's state and hyper-parameters, publish them."""
+        if self.learner is None or self.stopping:
+            return
+        try:
+            with self.train_lock, self.timing.add_time("pbt_take_weights"):
+                self.learner.load_donor_state(load_donor_state(path, self.learner.device), self.cfg.max_policy_lag + 1)
+                self.learner.set_hyperparameters(params)
+                self.weights_generation += 1
+                self.weights.publish(self.learner.actor_critic.state_dict(), self.learner.policy_version)
+                digest = weights_digest(self.learner.actor_critic.state_dict())
+            os.remove(path)
+        except Exception:
+            self._report_error()
+            return
+        log.info(
+            "PBT: policy %d now trains from the weights of policy %d (digest %s, donor's %s)",
+            self.policy_id, donor, digest, donor_digest,
+        )  # fmt: skip
 
     def _report_error(self) -> None:
         tb = traceback.format_exc()

@@ -305,8 +305,10 @@ class RunnerComponent(Component):
         """Parallel runner: detect dead processes and count their components as stopped. Serial: nothing."""
 
     def _mark_done(self) -> None:
+        """The marker holds the env steps of the policy with the fewest: --train_for_env_steps is per policy, so
+        that is the number a resumed run compares with its target (a sum would end multi-policy runs early)."""
         with open(os.path.join(experiment_dir(self.cfg), "done"), "w") as marker:
-            marker.write(f"{sum(self.env_steps.values())}\n")
+            marker.write(f"{min(self.env_steps.values())}\n")
 
     # ---------------------------------------------------------------- shutdown
     def request_stop(self, save: bool = True) -> None:

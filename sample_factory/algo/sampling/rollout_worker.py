@@ -40,6 +40,7 @@ from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.create_env import create_env
+from sample_factory.envs.env_utils import RewardShapingInterface, find_wrapper_interface
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -78,6 +79,9 @@ class RolloutWorker(Component):
             inference_worker_name(p, worker_idx % cfg.policy_workers_per_policy) for p in range(cfg.num_policies)
         ]
         self._last_report = time.monotonic()
+        # PBT: each policy's reward-shaping scheme (None: the env's own), applied to the agents that policy controls
+        self.reward_shaping: list[dict | None] = [None] * cfg.num_policies
+        self.shaping_active = False
         # per split: the last observation and RNN state of its finished rollout, step 0 of the next one
         self.carry: list[dict] = []
         self.exact_resume = WorkerResume(self, sampler_states) if sampler_states is not None else None
@@ -254,7 +258,7 @@ class RolloutWorker(Component):
                 frames = int(st.frames[mask].sum())
                 self.send(batcher_name(policy), "on_new_trajectories", old_slots[mask].tolist(), frames)
         st.frames[:] = 0
-        st.policy[:] = st.next_policy
+        self._switch_policies(runner)
         st.slots[:] = -1
         st.t = 0
         if self._slots_missing(runner):
@@ -296,6 +300,46 @@ class RolloutWorker(Component):
             else:
                 self._begin_next_rollout(split)
         self.waiting_for_slots = still_waiting
+
+    # ---------------------------------------------------------------- population-based training
+    def on_pbt_reward_shaping(self, policy_id: int, scheme: dict) -> None:
+        """PBT's reward-shaping scheme for ``policy_id``: applied now to its agents, later to agents it takes over."""
+        self.reward_shaping[policy_id] = scheme
+        self.shaping_active = True
+        for runner in self.runners:
+            actors = np.flatnonzero(runner.state.policy == policy_id)
+            if len(actors):
+                self._apply_reward_shaping(runner, actors)
+
+    def _switch_policies(self, runner) -> None:
+        """Rollout boundary: the policies drawn for the next rollout take over (with their reward shaping)."""
+        st = runner.state
+        changed = np.flatnonzero(st.policy != st.next_policy) if self.shaping_active else ()
+        st.policy[:] = st.next_policy
+        if len(changed):
+            self._apply_reward_shaping(runner, changed)
+
+    def _apply_reward_shaping(self, runner, actors) -> None:
+        """Give each actor's env agent the scheme of the policy that now controls it (envs without one: nothing)."""
+        num_agents = self.env_info.num_agents
+        for actor in actors:
+            scheme = self.reward_shaping[runner.state.policy[actor]]
+            if scheme is None:
+                continue
+            batched = self._batched(runner)
+            vectorized = find_wrapper_interface(runner.env.env, RewardShapingInterface) if batched else None
+            if vectorized is not None:  # one natively batched env: its actors are its agents
+                shaping, agent = vectorized, int(actor)
+            else:
+                envs = runner.env.envs if batched else runner.envs
+                shaping = find_wrapper_interface(envs[actor // num_agents], RewardShapingInterface)
+                agent = int(actor % num_agents)
+            if shaping is not None:
+                shaping.set_reward_shaping(scheme, agent)
+
+    @staticmethod
+    def _batched(runner) -> bool:
+        return isinstance(runner, BatchedEnvRunner)
 
     # ---------------------------------------------------------------- reporting and shutdown
     def _report_stats(self) -> None:
