@@ -83,13 +83,15 @@ class Change:
 
 
 def mutate_hyperparameters(
-    params: dict[str, float], cfg: Config, rng: random.Random
+    params: dict[str, float], cfg: Config, rng: random.Random, rate: float | None = None
 ) -> tuple[dict[str, float], list[Change]]:
-    """Each mutable parameter changes with probability ``--pbt_mutation_rate``; returns the new dict and the changes."""
+    """Each mutable parameter changes with probability ``rate`` (default ``--pbt_mutation_rate``); returns the new
+    dict and the changes."""
+    rate = cfg.pbt_mutation_rate if rate is None else rate
     new_params = dict(params)
     changes = []
     for name in mutable_hyperparameters(cfg):
-        if rng.random() >= cfg.pbt_mutation_rate:
+        if rng.random() >= rate:
             continue
         old = params[name]
         factor = perturbation_factor(cfg, rng)
@@ -104,12 +106,12 @@ def mutate_hyperparameters(
 
 
 def mutate_reward_shaping(
-    scheme: dict[str, Any], default: dict[str, Any], cfg: Config, rng: random.Random
+    scheme: dict[str, Any], default: dict[str, Any], cfg: Config, rng: random.Random, rate: float | None = None
 ) -> tuple[dict[str, Any], list[Change]]:
-    """Each numeric term of ``scheme`` (nested dicts included) changes with probability ``--pbt_mutation_rate``.
-
-    ``default`` is the env's own scheme: it sets each term's bounds (see the module docstring).
+    """Each numeric term of ``scheme`` (nested dicts included) changes with probability ``rate`` (default
+    ``--pbt_mutation_rate``). ``default`` is the env's own scheme: it sets each term's bounds (module docstring).
     """
+    rate = cfg.pbt_mutation_rate if rate is None else rate
     new_scheme = copy.deepcopy(scheme)
     changes: list[Change] = []
 
@@ -118,7 +120,7 @@ def mutate_reward_shaping(
             ref = reference.get(key) if isinstance(reference, dict) else None
             if isinstance(value, dict):
                 visit(value, ref if isinstance(ref, dict) else {}, f"{prefix}{key}.")
-            elif _is_number(value) and rng.random() < cfg.pbt_mutation_rate:
+            elif _is_number(value) and rng.random() < rate:
                 scale = abs(float(ref)) if _is_number(ref) and ref != 0 else abs(float(value))
                 bounds = (scale / REWARD_SHAPING_RANGE, scale * REWARD_SHAPING_RANGE)
                 new = perturb_value(float(value), perturbation_factor(cfg, rng), bounds)

@@ -8,7 +8,8 @@ others by ``--pbt_target_objective`` averaged over their recent episodes (at lea
 - among the worst fraction, and behind a randomly chosen best policy by more than both
   ``--pbt_replace_reward_gap`` (relative to the larger magnitude of the two objectives) and
   ``--pbt_replace_reward_gap_absolute``: it is *replaced*. Its learner takes over the donor's weights, normalisers
-  and optimiser state (moments included) and the donor's hyper-parameters and reward shaping, then mutated;
+  and optimiser state (moments included) and the donor's hyper-parameters and reward shaping, every one of them
+  perturbed (the "perturb" exploration of the PBT paper: a copy never duplicates its donor);
 - otherwise: its hyper-parameters and reward shaping are mutated (``mutation``), its weights are kept.
 
 The runner's main process owns the decisions; learners and rollout workers only receive messages (``wiring``):
@@ -176,7 +177,7 @@ class PopulationBasedTraining(AlgoObserver):
             policy_id, donor, self.cfg.pbt_target_objective, objectives[policy_id], objectives[donor],
         )  # fmt: skip
         self.num_replacements += 1
-        params, shaping = self._mutated_values(policy_id, self.params[donor], self.reward_shaping.get(donor))
+        params, shaping = self._mutated_values(policy_id, self.params[donor], self.reward_shaping.get(donor), rate=1.0)
         self.objectives[policy_id].clear()  # its past episodes were played by the weights it no longer has
         self._set_values(policy_id, params, shaping)
         runner.component.send(learner_name(donor), "on_pbt_share_weights", policy_id, params)
@@ -191,15 +192,15 @@ class PopulationBasedTraining(AlgoObserver):
         self._send_reward_shaping(runner, policy_id)
 
     def _mutated_values(
-        self, policy_id: PolicyID, params: dict[str, float], shaping: dict[str, Any] | None
+        self, policy_id: PolicyID, params: dict[str, float], shaping: dict[str, Any] | None, rate: float | None = None
     ) -> tuple[dict[str, float], dict[str, Any] | None]:
-        """Mutations of ``params`` and ``shaping`` (a donor's or the policy's own), each change logged."""
-        new_params, changes = mutate_hyperparameters(params, self.cfg, self.rng)
+        """Mutations of ``params`` and ``shaping`` (a donor's or the policy's own), each change logged; ``rate``:
+        the probability of each change (default ``--pbt_mutation_rate``)."""
+        new_params, changes = mutate_hyperparameters(params, self.cfg, self.rng, rate)
         new_shaping = shaping
         if shaping is not None:
-            new_shaping, shaping_changes = mutate_reward_shaping(
-                shaping, self.default_reward_shaping, self.cfg, self.rng
-            )
+            default = self.default_reward_shaping
+            new_shaping, shaping_changes = mutate_reward_shaping(shaping, default, self.cfg, self.rng, rate)
             changes += shaping_changes
         if changes:
             self.num_mutations += 1

@@ -107,6 +107,8 @@ def test_the_worst_policy_is_replaced_by_one_of_the_best_and_the_best_is_kept(tm
     (share,) = [m for m in runner.component.sent if m[1] == "on_pbt_share_weights"]
     assert share[0] == learner_name(0) and share[2] == 2
     assert share[3] == pbt.params[2] and read_json(policy_cfg_file(cfg, 2)) == pbt.params[2]
+    for name, value in pbt.params[2].items():  # after a replacement every value is perturbed, gamma aside
+        assert (value == pbt.params[0][name]) == (name == "gamma"), name
     assert len(pbt.objectives[2]) == 0  # its old episodes no longer describe it
     assert pbt.next_round_at[2] == 200 and pbt.next_round_at[0] == 100
 

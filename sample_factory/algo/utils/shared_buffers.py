@@ -86,14 +86,23 @@ def num_trajectory_slots(cfg: Config, env_info: EnvInfo) -> int:
     """Enough slots that every actor can fill one trajectory while the learners hold what they need.
 
     Async: each actor fills one slot while its previous one waits to be copied into a
-    batch, plus one batch worth per policy for the batcher. Sync: exactly enough for
-    whole training batches, so that sampling stops while the learner trains.
+    batch, plus one batch worth per policy for the batcher. Sync, one policy: exactly enough
+    for whole training batches, so that sampling stops while the learner trains.
+
+    Sync, several policies: policies are drawn per episode, so their batchers fill at different
+    rates, and slots held by partial batches of every policy could leave no worker enough slots
+    to finish the batch of any (a stall). Each worker therefore owns room for one partial batch
+    of every policy (``num_policies * (per_batch - 1)`` trajectories, which may all be its slots)
+    plus one slot per actor of its own; sampling then continues while one learner trains.
     """
     actors = num_actors_total(cfg, env_info)
     per_batch = trajectories_per_batch(cfg)
+    if not cfg.async_rl and cfg.num_policies == 1:
+        return max(1, math.ceil(per_batch / actors)) * actors
     if not cfg.async_rl:
-        rounds = math.ceil(per_batch * cfg.num_policies / actors)
-        return max(1, rounds) * actors
+        per_worker = actors // cfg.num_workers  # slots are dealt to workers in blocks of this size
+        blocks = 1 + math.ceil(cfg.num_policies * (per_batch - 1) / per_worker)
+        return blocks * actors
     return 2 * actors + per_batch * cfg.num_policies
 
 

@@ -60,6 +60,26 @@ def test_slot_count_async_and_sync():
     assert num_trajectory_slots(cfg, info) == 32
 
 
+@pytest.mark.parametrize(
+    ("num_policies", "num_workers", "envs", "batch_size"), [(2, 2, 4, 256), (4, 3, 2, 64), (8, 1, 6, 96)]
+)
+def test_sync_slots_with_several_policies_leave_every_worker_room_to_finish_a_rollout(
+    num_policies: int, num_workers: int, envs: int, batch_size: int
+):
+    """Worst case of a stall: every batcher holds one trajectory short of a batch, all of them one worker's slots.
+
+    That worker must still own a slot for each of its actors, so sampling goes on until some batch is full."""
+    cfg = default_cfg(env="x")
+    cfg.num_workers, cfg.num_envs_per_worker, cfg.rollout, cfg.batch_size = num_workers, envs, 16, batch_size
+    cfg.async_rl, cfg.num_policies = False, num_policies
+    info = _env_info(gym.spaces.Discrete(2))
+    num_slots = num_trajectory_slots(cfg, info)
+    owners = SlotOwners(num_slots, num_workers, envs)
+    held_by_partial_batches = num_policies * (batch_size // 16 - 1)
+    for worker in range(num_workers):
+        assert len(owners.initial_free(worker)) - held_by_partial_batches >= envs
+
+
 def test_weights_publish_and_load():
     model = torch.nn.Linear(3, 2)
     weights = PolicyWeights(model.state_dict(), threading.Lock())
