@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from launcher_helpers import CARTPOLE, SWEEP_NAMES, run_launcher, sweep_module, write_run_module
+from launcher_helpers import CARTPOLE, SWEEP_NAMES, run_launcher, sweep_module
 
 from sample_factory.launcher.launcher_utils import LauncherError, format_duration, seeds
 from sample_factory.launcher.run import launcher_argparser, load_run_description
