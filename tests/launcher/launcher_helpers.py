@@ -51,12 +51,18 @@ def python_cmd(code: str) -> str:
 
 
 def table_rows(output: str) -> dict[str, list[str]]:
-    """Rows of the launcher's final table, by experiment name (first column)."""
+    """Rows of the last table the launcher printed (its final status table), by experiment name."""
+    lines = output.splitlines()
+    headers = [
+        i for i, line in enumerate(lines[:-1]) if line.startswith("experiment ") and lines[i + 1].startswith("---")
+    ]
+    assert headers, f"no table in the launcher's output:\n{output[-3000:]}"
     rows = {}
-    for line in output.splitlines():
+    for line in lines[headers[-1] + 2 :]:
         cells = line.split()
-        if cells and re.match(r"^\d\d_", cells[0]):
-            rows[cells[0]] = cells
+        if not cells or not re.match(r"^\d\d_", cells[0]) or cells[0] in rows:
+            break
+        rows[cells[0]] = cells
     return rows
 
 
