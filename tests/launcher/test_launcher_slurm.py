@@ -58,8 +58,8 @@ def test_job_outliving_the_timeout_is_resubmitted_and_resumes(slurm, tmp_path: P
     long_run = CARTPOLE + " --train_for_env_steps=1000000000 --batch_size=64 --rollout=32"
     module = write_run_module(tmp_path, "long", f'Experiment("cp", {long_run!r})')
     launcher = subprocess.Popen(
-        [sys.executable, "-m", LAUNCHER, f"--run={module}", *CPU_JOBS, f"--slurm_timeout={TIMEOUT_S}", "--slurm_wait=True",
-         f"--train_dir={train_dir}"],
+        [sys.executable, "-m", LAUNCHER, f"--run={module}", *CPU_JOBS, f"--slurm_timeout={TIMEOUT_S}",
+         "--slurm_wait=True", f"--train_dir={train_dir}"],
         env=launcher_env(SLURM_CONF=slurm.conf), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,
     )  # fmt: skip
