@@ -58,15 +58,14 @@ class SlurmJobFiles:
     """Where one experiment's job keeps its script, logs and markers (all inside --slurm_workdir)."""
 
     script: str
-    stdout: str
-    stderr: str
+    log: str  # stdout and stderr of every attempt
     status: str
     cancelled: str
 
     @staticmethod
     def in_workdir(workdir: str, name: str) -> SlurmJobFiles:
         base = f"{workdir}/{name}"
-        return SlurmJobFiles(f"{base}.sh", f"{base}.out", f"{base}.err", f"{base}.status", f"{base}.cancelled")
+        return SlurmJobFiles(f"{base}.sh", f"{base}.log", f"{base}.status", f"{base}.cancelled")
 
 
 @dataclass
@@ -90,9 +89,8 @@ def sbatch_options(name: str, files: SlurmJobFiles, options: SlurmOptions, chdir
     """The sbatch flags of a job; the script resubmits itself with the same ones."""
     flags = [
         f"--job-name={name}",
-        f"--output={files.stdout}",
-        f"--error={files.stderr}",
-        "--open-mode=append",  # every attempt's output in one file per experiment
+        f"--output={files.log}",  # stderr too: one log per experiment, in the order things happened
+        "--open-mode=append",  # every attempt's output in the same file
         f"--chdir={chdir}",
         f"--cpus-per-task={options.cpus_per_job()}",
     ]

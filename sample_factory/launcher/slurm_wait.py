@@ -99,7 +99,7 @@ def _update(job: TrackedJob, queue: dict[str, str] | None) -> None:
     job.missing_polls += 1
     if job.missing_polls >= MISSING_POLLS_LIMIT:
         job.status = "cancelled" if os.path.exists(job.files.cancelled) else "vanished"
-        job.detail = f"left the queue without a final status line: see {job.files.stderr}"
+        job.detail = f"left the queue without a final status line: see {job.files.log}"
 
 
 def _counts(jobs: list[TrackedJob]) -> dict[str, int]:
@@ -131,6 +131,6 @@ def wait_for_jobs(jobs: list[TrackedJob], should_stop: Callable[[], bool], statu
 
 def final_table(jobs: list[TrackedJob]) -> str:
     header = ["experiment", "status", "exit", "attempts", "last job", "log"]
-    rows = [[j.experiment, j.status, j.exit_code, str(j.attempts), j.job_id or "-", j.files.stdout] for j in jobs]
+    rows = [[j.experiment, j.status, j.exit_code, str(j.attempts), j.job_id or "-", j.files.log] for j in jobs]
     notes = [f"{j.experiment}: {j.detail}" for j in jobs if j.status != "done" and j.detail]
     return "\n".join([format_table(header, rows), *notes])

@@ -125,3 +125,22 @@ def test_ngc_custom_template_and_bad_placeholder(tmp_path: Path) -> None:
 def test_ngc_without_cli_asks_for_print_only(tmp_path: Path) -> None:
     code, output = run_launcher([f"--run={sweep_module(tmp_path)}", "--backend=ngc"])
     assert code == 2 and "the ngc CLI is not on PATH" in output and "--ngc_print_only=True" in output
+
+
+def test_status_file_reading_follows_the_latest_submission(tmp_path: Path) -> None:
+    from sample_factory.launcher.slurm_script import SlurmJobFiles
+    from sample_factory.launcher.slurm_wait import TrackedJob, refresh_from_status_file
+
+    files = SlurmJobFiles.in_workdir(str(tmp_path), "00_e")
+    Path(files.status).write_text(
+        "=== submitted job 7 at earlier\nattempt 1 (job 7) started on n at t\nfinal exit 2: attempt 1 (job 7) at t\n"
+        "=== submitted job 9 at now\nattempt 1 (job 9) started on n at t\n"
+        "attempt 1 (job 9) timed out after 60s: resubmitted as job 10\nattempt 2 (job 10) started on n at t\n"
+    )
+    job = TrackedJob("00_e", "run-00_e", files, "9")
+    refresh_from_status_file(job)
+    assert (job.status, job.attempts, job.job_id, job.finished()) == ("pending", 2, "10", False)
+    with open(files.status, "a") as f:
+        f.write("final timeout: attempt 2 (job 10) timed out, 1 resubmissions used (--slurm_max_resubmits)\n")
+    refresh_from_status_file(job)
+    assert (job.status, job.finished()) == ("timeout", True)

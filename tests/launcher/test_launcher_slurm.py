@@ -66,7 +66,7 @@ def test_job_outliving_the_timeout_is_resubmitted_and_resumes(slurm, tmp_path: P
     workdir = train_dir / "long" / "slurm"
     try:
         resumed = wait_for(
-            lambda: re.search(r"resumed at train step ([1-9]\d*)", _read(workdir / "00_cp.err")),
+            lambda: re.search(r"resumed at train step ([1-9]\d*)", _read(workdir / "00_cp.log")),
             timeout=150,
             what="a resubmitted attempt resuming from a checkpoint",
         )
@@ -74,7 +74,7 @@ def test_job_outliving_the_timeout_is_resubmitted_and_resumes(slurm, tmp_path: P
         assert re.search(
             rf"^attempt 1 \(job \d+\) timed out after {TIMEOUT_S}s: resubmitted as job \d+$", status, re.M
         ), status
-        assert "Received SIGTERM: stopping, saving checkpoints" in _read(workdir / "00_cp.err")
+        assert "Received SIGTERM: stopping, saving checkpoints" in _read(workdir / "00_cp.log")
         assert int(resumed.group(1)) >= 1
         # the cancel helper stops the run for good: no resubmission after it
         subprocess.run([str(workdir / "cancel_long.sh")], env=launcher_env(SLURM_CONF=slurm.conf), check=True)
@@ -99,7 +99,7 @@ def test_failed_job_and_failed_submissions_are_reported(slurm, tmp_path: Path) -
     assert code == 1, output
     rows = table_rows(output)
     assert rows["00_ok"][1:3] == ["done", "0"] and rows["01_bad"][1:3] == ["failed", "3"], output
-    assert "bad config" in _read(tmp_path / "mixed" / "slurm" / "01_bad.err")
+    assert "bad config" in _read(tmp_path / "mixed" / "slurm" / "01_bad.log")
 
     # sbatch refuses: the launcher passes sbatch's own message on
     code, output = run_launcher(
