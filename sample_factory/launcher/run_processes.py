@@ -61,6 +61,10 @@ class LocalExperiment:
     finished: float | None = None
     returncode: int | None = None
 
+    def logs(self) -> str:
+        """Both log files in shell brace form (``tail name.{out,err}`` opens both)."""
+        return f"{self.stdout_path.removesuffix('.out')}.{{out,err}}"
+
     def elapsed(self, now: float) -> float:
         if self.started is None:
             return 0.0
@@ -166,7 +170,7 @@ class LocalPool:
         where = "CPU" if gpu is None else f"GPU {gpu}"
         self.status.print(
             f"[launcher] started {experiment.command.name} (pid {experiment.process.pid}, {where}), "
-            f"log {experiment.stdout_path}"
+            f"logs {experiment.logs()}"
         )
 
     def _reap(self) -> None:
@@ -241,7 +245,7 @@ def _log_tail(path: str, lines: int) -> list[str]:
 
 
 def final_report(experiments: list[LocalExperiment], now: float) -> str:
-    header = ["experiment", "status", "exit", "elapsed", "gpu", "stdout log"]
+    header = ["experiment", "status", "exit", "elapsed", "gpu", "logs"]
     rows = [
         [
             e.command.name,
@@ -249,7 +253,7 @@ def final_report(experiments: list[LocalExperiment], now: float) -> str:
             "-" if e.returncode is None else str(e.returncode),
             format_duration(e.elapsed(now)),
             "-" if e.gpu is None else str(e.gpu),
-            e.stdout_path,
+            e.logs(),
         ]
         for e in experiments
     ]
