@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import shlex
 import subprocess
 import sys
@@ -171,3 +173,32 @@ def test_launcher_does_not_import_torch() -> None:
     code = "import sys, sample_factory.launcher.run; print('torch' in sys.modules, 'gymnasium' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "params"),
+    [
+        ("sample_factory.launcher.launcher_utils", "seeds", ["num_seeds"]),
+        ("sample_factory.launcher.run", "launcher_argparser", ["args"]),
+        ("sample_factory.launcher.run_description", "Experiment", ["name", "cmd", "param_generator", "env_vars"]),
+        ("sample_factory.launcher.run_description", "ParamGrid", ["grid_tuples"]),
+        ("sample_factory.launcher.run_description", "ParamList", ["combinations"]),
+        (
+            "sample_factory.launcher.run_description",
+            "RunDescription",
+            [
+                "run_name",
+                "experiments",
+                "experiment_arg_name",
+                "experiment_dir_arg_name",
+                "customize_experiment_name",
+                "param_prefix",
+            ],
+        ),  # fmt: skip
+        ("sample_factory.launcher.run_processes", "run", ["run_description", "args"]),
+    ],
+)
+def test_sample_factory_2_surface(module: str, name: str, params: list[str]) -> None:
+    """The launcher names of the project's API_SURFACE.md, with the parameters Sample Factory 2 callers pass."""
+    obj = getattr(importlib.import_module(module), name)
+    assert list(inspect.signature(obj).parameters) == params
