@@ -63,7 +63,7 @@ def test_failing_experiment_is_reported_failed_with_its_error(tmp_path: Path) ->
 
 
 def test_gpus_are_handed_out_round_robin_with_a_limit_per_gpu(tmp_path: Path) -> None:
-    show = python_cmd("import os, time; print('gpu=' + os.environ['CUDA_VISIBLE_DEVICES']); time.sleep(0.5)")
+    show = python_cmd("import os, time; print('gpu=' + os.environ['CUDA_VISIBLE_DEVICES']); time.sleep(2)")
     module = write_run_module(tmp_path, "gpus", f'Experiment("g", {show!r}, ParamGrid([("seed", seeds(3))]))')
     code, output = run_launcher([f"--run={module}", "--backend=processes", "--pause_between=0", "--num_gpus=2",
                                  "--experiments_per_gpu=1", f"--train_dir={tmp_path}"])  # fmt: skip

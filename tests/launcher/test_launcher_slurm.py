@@ -25,6 +25,7 @@ from launcher_helpers import (
     wait_for,
     write_run_module,
 )
+from sf_run import shm_entries
 
 # the test node has the machine's CPUs (2 on CI): one CPU per job lets two jobs run at a time
 # long enough for a run to start and train a little on a loaded 2-core machine
@@ -34,6 +35,7 @@ CPU_JOBS = ["--backend=slurm", "--slurm_gpus_per_job=0", "--slurm_cpus_per_gpu=1
 
 def test_sweep_of_four_runs_on_slurm(slurm, tmp_path: Path) -> None:
     train_dir = tmp_path / "td"
+    before = shm_entries()
     code, output = run_launcher(
         [f"--run={sweep_module(tmp_path)}", *CPU_JOBS, "--slurm_wait=True", f"--train_dir={train_dir}"],
         env=launcher_env(SLURM_CONF=slurm.conf),
@@ -49,6 +51,8 @@ def test_sweep_of_four_runs_on_slurm(slurm, tmp_path: Path) -> None:
         status = (train_dir / "sweep" / "slurm" / f"{name}.status").read_text()
         assert re.search(r"^final exit 0: attempt 1 \(job \d+\)", status, re.M), status
     assert slurm.queued_jobs() == []
+    assert not processes_with(str(train_dir)), "experiment processes outlived their jobs"
+    assert shm_entries() - before == set()
 
 
 def test_job_outliving_the_timeout_is_resubmitted_and_resumes(slurm, tmp_path: Path) -> None:
