@@ -8,8 +8,10 @@ EXTRAS ?= dev,vizdoom,video,onnx,wandb
 PYTEST_ARGS ?=
 # make train resumes the same experiment by default; RESTART=restart moves the old one aside
 RESTART ?= resume
+# folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
+SLURM_DIR ?= /tmp/sf_slurm
 
-.PHONY: setup train test test-slow lint format docs bench clean
+.PHONY: setup train test test-slow lint format docs bench clean slurm-deps slurm-up slurm-down
 
 setup: $(VENV)/.installed
 
@@ -28,8 +30,24 @@ train: setup
 		--num_workers=2 --num_envs_per_worker=8 --train_for_env_steps=300000 --device=cpu --seed=1 \
 		--restart_behavior=$(RESTART)
 
-test: setup
+test: setup slurm-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The launcher's Slurm tests start a private one-node cluster from Debian's slurm-wlm (tests/launcher/slurm_cluster.py).
+# Installed here when missing, as root with apt-get (about a minute); elsewhere those tests are skipped and pytest's
+# summary says why.
+slurm-deps:
+	@if command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 && command -v sbatch >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing slurm-wlm for the launcher's Slurm tests"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -q --no-install-recommends slurm-wlm >/dev/null \
+			|| { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends slurm-wlm >/dev/null; } \
+			|| echo "could not install slurm-wlm: the launcher's Slurm tests will be skipped"; \
+	else \
+		echo "slurm-wlm is missing and cannot be installed here (needs root and apt-get): the Slurm tests will be skipped"; \
+	fi
 
 test-slow: setup
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
@@ -48,6 +66,13 @@ docs: setup
 
 bench: setup
 	../shared/bench/compare_sf2.sh cartpole
+
+# a one-node Slurm cluster to try the launcher's slurm backend on: prints the SLURM_CONF to export
+slurm-up: setup slurm-deps
+	$(PY) tests/launcher/slurm_cluster.py up --dir=$(SLURM_DIR)
+
+slurm-down: setup
+	$(PY) tests/launcher/slurm_cluster.py down --dir=$(SLURM_DIR)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

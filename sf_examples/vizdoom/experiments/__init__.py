@@ -1,0 +1,4 @@
+"""Run descriptions for the launcher.
+
+``python -m sample_factory.launcher.run --run=sf_examples.vizdoom.experiments.X``
+"""
