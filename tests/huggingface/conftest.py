@@ -27,6 +27,9 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 
 @pytest.fixture
 def hub() -> Iterator[HubStandIn]:
+    pytest.importorskip(
+        "huggingface_hub", reason='the huggingface extra is not installed (pip install -e ".[huggingface]")'
+    )
     server = HubStandIn()
     try:
         yield server
