@@ -172,7 +172,13 @@ def record_replay(args: argparse.Namespace, env: str) -> tuple[str, Evaluation]:
     ]
     discover_env_families()
     cfg = parse_eval_args(argv)
-    register_eval_env(cfg)
+    try:
+        register_eval_env(cfg)
+    except (UnknownEnvError, MissingDependencyError) as exc:
+        raise HubError(
+            f"cannot record a replay of {env}: {exc}. Pass --no_video to upload without one (or "
+            "--registration_func=module:function for a custom env)"
+        ) from exc
     results = EnjoyResults()
     status, _ = enjoy(cfg, results)
     video = os.path.join(folder, DEFAULT_VIDEO_NAME)

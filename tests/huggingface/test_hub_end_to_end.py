@@ -67,3 +67,20 @@ def test_push_script_records_a_replay_when_the_experiment_has_none(hub_cli_env: 
     repo = hub.state.repos[REPO]
     assert repo.files["replay.mp4"] == (folder / "replay.mp4").read_bytes()
     assert "Evaluation: mean episode reward" in repo.files["README.md"].decode()
+
+
+def test_push_without_a_token_says_how_to_log_in(
+    hub: HubStandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))  # no saved login
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    folder = make_experiment(tmp_path / "train", "exp")
+    pushed = run_module("sample_factory.huggingface.push_to_hub", ["-r", REPO, "-d", str(folder), "--no_video"])
+    assert pushed.returncode == 1, pushed.explain()
+    assert (
+        f"no Hugging Face token found to upload {REPO} to {hub.endpoint}: log in with `hf auth login`" in pushed.output
+    )
+    assert "Traceback" not in pushed.output
+    assert hub.state.repos == {}

@@ -141,3 +141,12 @@ def errors() -> Iterator[list[str]]:
         yield handler.messages
     finally:
         log.removeHandler(handler)
+
+
+def test_push_script_says_how_to_skip_a_replay_it_cannot_record(tmp_path: Path, errors: list[str]) -> None:
+    pytest.importorskip("huggingface_hub")
+    folder = make_experiment(tmp_path / "train", "exp", env="NoSuchEnv-v0")
+    assert push_to_hub.main(["-r", REPO, "-d", str(folder)]) == 1
+    assert errors[-1].startswith("cannot record a replay of NoSuchEnv-v0: ")
+    assert "Pass --no_video to upload without one" in errors[-1]
+    assert not (folder / "replay.mp4").exists()
