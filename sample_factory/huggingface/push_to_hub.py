@@ -99,6 +99,11 @@ def stage_experiment(
 def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
     """Upload ``cfg``'s experiment with the video and episode rewards enjoy just recorded (``--push_to_hub``)."""
     video = _recorded_video(cfg)
+    if cfg.get("load_checkpoint_kind") == "best":
+        log.warning(
+            "--load_checkpoint_kind=best: the replay and evaluation show the best checkpoint, but the upload holds "
+            "each policy's latest checkpoint"
+        )
     try:
         push_experiment(
             experiment_dir(cfg, mkdir=False),
