@@ -9,6 +9,10 @@ Files the client declares as LFS (the server decides, as the Hub does, in the ``
 the Git LFS batch protocol with the ``basic`` transfer (one PUT per object, checked against its sha256); the
 others travel base64-encoded inside the commit. The server runs on a port the OS picks (port 0) in a daemon
 thread; ``close()`` stops it and joins the thread.
+
+The endpoints were found by watching what huggingface_hub (2.4) asks for. A request the stand-in does not
+implement is answered 404 and recorded in ``HubState.unknown_requests``, which the round-trip test checks is
+empty, so a client version that needs more fails there rather than somewhere obscure.
 """
 
 from __future__ import annotations
@@ -195,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         return repo
 
     def _preupload(self, repo_id: str, revision: str) -> None:
+        """The server decides per file: LFS (uploaded apart, then referenced by the commit) or inline in the commit."""
         request = json.loads(self._body())
         if not self._authorized() or (repo := self._repo(repo_id)) is None:
             return
@@ -207,8 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
             }
             for f in request["files"]
         ]
-        del repo
-        self._json(HTTPStatus.OK, {"files": files, "commitOid": self.server.state.repos[repo_id].head})
+        self._json(HTTPStatus.OK, {"files": files, "commitOid": repo.head})
 
     def _lfs_batch(self, repo_id: str) -> None:
         request = json.loads(self._body())

@@ -51,6 +51,7 @@ def test_push_then_load_round_trips_the_experiment_bit_for_bit(hub: HubStandIn, 
     assert (loaded / "replay.mp4").read_bytes() == video.read_bytes()
     assert sorted(p.name for p in downloads.iterdir()) == ["cartpole-appo"]  # no temporary folder left behind
     assert not (loaded / ".cache").exists()
+    assert hub.state.unknown_requests == []
 
 
 def test_pushing_again_adds_a_commit_with_the_newer_checkpoint(hub: HubStandIn, tmp_path: Path) -> None:
