@@ -5,6 +5,9 @@ rebuilt exactly as they were trained. One env is created in this process; one po
 a multi-agent env. Episodes run until ``--max_num_episodes``, ``--max_num_frames`` or a full video
 (``--video_frames``), with RNN states carried between steps and zeroed when an agent's episode ends.
 
+``--push_to_hub --hf_repository=USER/REPO`` uploads the experiment to the Hugging Face Hub after the run
+(:mod:`sample_factory.huggingface.push_to_hub`), with this run's video and episode rewards on its model card.
+
 Rendering follows Gymnasium's contract: with ``render_mode="human"`` the env draws itself inside
 ``reset()``/``step()``; with ``--save_video`` (``render_mode="rgb_array"``) frames come from ``env.render()``
 and are written to an MP4 in the experiment folder.
@@ -62,14 +65,16 @@ class EnjoyResults:
     frames: int = 0
 
 
-def enjoy(cfg: Config) -> tuple[StatusCode, float]:
+def enjoy(cfg: Config, results: EnjoyResults | None = None) -> tuple[StatusCode, float]:
     """Run the trained policy of ``cfg``'s experiment; returns the status and the average episode reward.
 
-    The average is NaN when no episode finished within the limits.
+    The average is NaN when no episode finished within the limits. ``results``, when given, receives every
+    finished episode. With ``--push_to_hub`` the experiment is uploaded to ``--hf_repository`` afterwards, with
+    the video and rewards of this run (the status says whether the upload worked too).
     """
-    refused = unavailable_feature_problems(cfg)
+    refused = unavailable_feature_problems(cfg, uploads_to_hub=True)
     if refused:
-        log.error("%s", refused[0])
+        log.error("%s", "\n".join(refused))
         return ExperimentStatus.FAILURE, math.nan
     warn_about_hub_flags(cfg)
     try:
@@ -78,18 +83,23 @@ def enjoy(cfg: Config) -> tuple[StatusCode, float]:
         log.error("%s", NoCheckpointError(_no_checkpoint_message(cfg, getattr(cfg, "policy_index", 0))))
         return ExperimentStatus.FAILURE, math.nan
     init_torch_runtime(cfg, max_num_threads=1)  # one env, small batches: more threads only add overhead
+    results = EnjoyResults() if results is None else results
     try:
-        return _enjoy_loaded(cfg)
+        status, avg_reward = _enjoy_loaded(cfg, results)
     except (NoCheckpointError, CheckpointError, UnknownEnvError, MissingDependencyError, ValueError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE, math.nan
+    if status == ExperimentStatus.SUCCESS and cfg.get("push_to_hub"):
+        from sample_factory.huggingface.push_to_hub import push_after_enjoy  # optional feature, imported on use
+
+        status = push_after_enjoy(cfg, results.rewards)
+    return status, avg_reward
 
 
-def _enjoy_loaded(cfg: AttrDict) -> tuple[StatusCode, float]:
+def _enjoy_loaded(cfg: AttrDict, results: EnjoyResults) -> tuple[StatusCode, float]:
     action_repeat = _apply_eval_frameskip(cfg)
     env = make_env(cfg, render_mode_for(cfg))
     video = VideoRecorder.for_cfg(cfg, env)
-    results = EnjoyResults()
     status = ExperimentStatus.SUCCESS
     try:
         env_info = extract_env_info(env, cfg)

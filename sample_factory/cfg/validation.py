@@ -8,7 +8,9 @@ need the env's spaces.
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import tempfile
 from typing import Any
 
@@ -97,22 +99,77 @@ def _choice_problems(cfg: Config) -> list[str]:
     return problems
 
 
-def unavailable_feature_problems(cfg: Config) -> list[str]:
-    """Flags that ask for a feature this version does not have yet: refused rather than silently ignored."""
-    problems = []
-    if getattr(cfg, "push_to_hub", False):
+def unavailable_feature_problems(cfg: Config, uploads_to_hub: bool = False) -> list[str]:
+    """Flags that ask for something this tool does not do: refused rather than silently ignored.
+
+    ``uploads_to_hub``: the tool uploads to the Hugging Face Hub after its run (enjoy does), so ``--push_to_hub``
+    is checked (:func:`hub_upload_problems`) instead of refused.
+    """
+    if not getattr(cfg, "push_to_hub", False):
+        return []
+    if uploads_to_hub:
+        return hub_upload_problems(cfg)
+    return [
+        "--push_to_hub: uploading to the Hugging Face Hub is not available in this tool. Record and upload with the "
+        "enjoy script (add --save_video --push_to_hub --hf_repository=USER/REPO) or run python -m "
+        "sample_factory.huggingface.push_to_hub -r USER/REPO -d TRAIN_DIR/EXPERIMENT"
+    ]
+
+
+# ---- Hugging Face Hub --------------------------------------------------------------------------------------------
+
+HUB_INSTALL_HINT = 'pip install "sample-factory[huggingface]"'
+# USER/REPO as the Hub spells it; the repository name also becomes the experiment folder of a download
+_HF_REPOSITORY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_HF_NAME_MAX_LEN = 96
+
+
+def hf_repository_problem(repo_id: str | None, flag: str = "--hf_repository") -> str | None:
+    """Why ``repo_id`` is not a Hub model repository id ``USER/REPO`` (None when it is one)."""
+    if not repo_id:
+        return f"{flag} is empty: pass the Hub repository as USER/REPO, e.g. {flag} me/cartpole-appo"
+    name = repo_id.split("/")[-1]
+    if not _HF_REPOSITORY_RE.fullmatch(repo_id) or len(name) > _HF_NAME_MAX_LEN or ".." in repo_id:
+        return (
+            f"{flag}={repo_id} is not a Hub repository id: use USER/REPO (letters, digits, '-', '_' and '.', "
+            f"each part starting with a letter or digit, the name at most {_HF_NAME_MAX_LEN} characters)"
+        )
+    return None
+
+
+def hub_upload_problems(cfg: Config) -> list[str]:
+    """What stops ``--push_to_hub`` before any episode runs: the repository id and the optional package."""
+    repo_id = getattr(cfg, "hf_repository", None)
+    if not repo_id:
+        problems = [
+            "--push_to_hub needs --hf_repository=USER/REPO, the Hub repository to upload to (created if missing)"
+        ]
+    else:
+        problem = hf_repository_problem(repo_id)
+        problems = [problem] if problem else []
+    if _hub_library_missing():
         problems.append(
-            "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet. Remove the flag "
-            "and copy the experiment folder (config.json and checkpoint_p0/) by hand"
+            f"--push_to_hub needs the huggingface_hub package, which is not installed: run {HUB_INSTALL_HINT}"
         )
     return problems
 
 
+def _hub_library_missing() -> bool:
+    """Imported, not just looked up, so a broken install is caught here too (only when uploading is asked for)."""
+    try:
+        importlib.import_module("huggingface_hub")
+    except ImportError:
+        return True
+    return False
+
+
 def warn_about_hub_flags(cfg: Config) -> None:
-    """``--hf_repository`` only names where ``--push_to_hub`` would upload: typed alone it does nothing, so say so."""
+    """Hub flags that will not do what the user expects: say so before the run, not after the upload."""
     explicit = getattr(cfg, "cli_args", None) or {}
-    if "hf_repository" in explicit and "push_to_hub" not in explicit:
-        log.warning("--hf_repository only takes effect with --push_to_hub (not available yet): it is ignored")
+    if "hf_repository" in explicit and not getattr(cfg, "push_to_hub", False):
+        log.warning("--hf_repository only takes effect with --push_to_hub: it is ignored")
+    if getattr(cfg, "push_to_hub", False) and not getattr(cfg, "save_video", False):
+        log.warning("--push_to_hub without --save_video: the model card will have no replay video; add --save_video")
 
 
 def _warn_about_flags_without_effect(cfg: Config) -> None:

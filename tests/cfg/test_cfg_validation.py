@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from sample_factory.cfg.arguments import default_cfg
-from sample_factory.cfg.validation import ConfigError, validate_cfg
+from sample_factory.cfg.validation import (
+    ConfigError,
+    hf_repository_problem,
+    hub_upload_problems,
+    unavailable_feature_problems,
+    validate_cfg,
+    warn_about_hub_flags,
+)
+from sample_factory.utils.attr_dict import AttrDict
 
 
 @pytest.fixture
@@ -145,14 +154,59 @@ def test_config_error_is_a_value_error() -> None:
     assert issubclass(ConfigError, ValueError)
 
 
-@pytest.mark.parametrize(
-    ("flag", "message"),
-    [("push_to_hub", "--push_to_hub: uploading to the Hugging Face Hub is not available in this version yet")],
-)
-def test_features_not_built_yet_are_refused_not_ignored(cfg, flag: str, message: str) -> None:
-    setattr(cfg, flag, True)
+def test_push_to_hub_is_refused_by_tools_that_do_not_upload(cfg) -> None:
+    cfg.push_to_hub, cfg.hf_repository = True, "me/model"
+    message = "--push_to_hub: uploading to the Hugging Face Hub is not available in this tool. Record and upload"
     with pytest.raises(ConfigError, match=message):
         validate_cfg(cfg)
+    (problem,) = unavailable_feature_problems(cfg)
+    assert "python -m sample_factory.huggingface.push_to_hub -r USER/REPO -d TRAIN_DIR/EXPERIMENT" in problem
+
+
+def test_push_to_hub_with_a_repository_is_accepted_where_uploading_happens() -> None:
+    hub_cfg = AttrDict(push_to_hub=True, hf_repository="me/cartpole-appo")
+    assert unavailable_feature_problems(hub_cfg, uploads_to_hub=True) == []
+
+
+def test_push_to_hub_needs_a_repository() -> None:
+    problems = unavailable_feature_problems(AttrDict(push_to_hub=True, hf_repository=None), uploads_to_hub=True)
+    assert problems == ["--push_to_hub needs --hf_repository=USER/REPO, the Hub repository to upload to (created if "
+                        "missing)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("repo_id", ["cartpole", "me/", "/cartpole", "me/car pole", "me/../x", "a/b/c", "-me/x"])
+def test_malformed_hub_repository_is_refused(repo_id: str) -> None:
+    problems = hub_upload_problems(AttrDict(push_to_hub=True, hf_repository=repo_id))
+    assert problems == [
+        f"--hf_repository={repo_id} is not a Hub repository id: use USER/REPO (letters, digits, '-', '_' and '.', "
+        "each part starting with a letter or digit, the name at most 96 characters)"
+    ]
+
+
+@pytest.mark.parametrize("repo_id", ["me/cartpole", "Org-1/doom_health.gathering-v2", "a/" + "x" * 96])
+def test_well_formed_hub_repository_passes(repo_id: str) -> None:
+    assert hf_repository_problem(repo_id) is None
+
+
+def test_name_longer_than_the_hub_allows_is_refused() -> None:
+    assert "at most 96 characters" in hf_repository_problem("a/" + "x" * 97)
+
+
+def test_push_to_hub_without_huggingface_hub_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # what Python does when the package is absent
+    problems = hub_upload_problems(AttrDict(push_to_hub=True, hf_repository="me/model"))
+    assert problems == [
+        "--push_to_hub needs the huggingface_hub package, which is not installed: run pip install "
+        '"sample-factory[huggingface]"'
+    ]
+
+
+def test_push_to_hub_without_save_video_is_reported(sf_log) -> None:
+    warn_about_hub_flags(AttrDict(push_to_hub=True, save_video=False, cli_args={"push_to_hub": True}))
+    assert "--push_to_hub without --save_video: the model card will have no replay video" in sf_log.text()
+    sf_log.records.clear()
+    warn_about_hub_flags(AttrDict(push_to_hub=True, save_video=True, hf_repository="me/x", cli_args={}))
+    assert sf_log.records == []
 
 
 def test_pbt_parameters_without_pbt_are_reported(cfg, caplog) -> None:
@@ -220,9 +274,6 @@ def test_actor_worker_gpus_in_parallel_mode_is_not_reported(cfg, sf_log) -> None
 
 
 def test_hf_repository_without_push_to_hub_is_reported(sf_log) -> None:
-    from sample_factory.cfg.validation import warn_about_hub_flags
-    from sample_factory.utils.attr_dict import AttrDict
-
     warn_about_hub_flags(AttrDict(cli_args={"hf_repository": "me/model"}))
     assert "--hf_repository only takes effect with --push_to_hub" in sf_log.text(logging.WARNING)
 

@@ -93,12 +93,13 @@ def test_enjoy_makes_its_env_through_make_env(tmp_path: Path, monkeypatch: pytes
     assert avg_reward == 2.0  # two-step episodes paying 1 per step
 
 
-def test_push_to_hub_is_refused_until_the_hub_integration_exists(tmp_path: Path) -> None:
-    cfg = eval_cfg("CartPole-v1", tmp_path, "anything", "--push_to_hub", "--hf_repository=me/cartpole")
+def test_push_to_hub_without_a_repository_is_refused_before_any_episode(tmp_path: Path) -> None:
+    cfg = eval_cfg("CartPole-v1", tmp_path, "anything", "--push_to_hub")
     with captured_log() as logged:
         status, reward = enjoy(cfg)
     assert status == 1 and np.isnan(reward)
-    assert "--push_to_hub: uploading to the Hugging Face Hub is not available" in logged.text()
+    assert "--push_to_hub needs --hf_repository=USER/REPO" in logged.text()
+    assert "No checkpoint" not in logged.text()  # refused before the experiment is even looked at
 
 
 def test_hf_repository_without_push_to_hub_is_reported(tmp_path: Path) -> None:

@@ -1,0 +1,6 @@
+"""Sharing trained agents on the Hugging Face Hub (the optional ``huggingface`` extra).
+
+``push_to_hub`` uploads an experiment folder (model card, config.json, latest checkpoints, replay video);
+``load_from_hub`` downloads one into a train_dir, where enjoy, eval and training use it like any experiment.
+Only :mod:`sample_factory.huggingface.hub_client` imports ``huggingface_hub``, when a transfer starts.
+"""

@@ -1,0 +1,240 @@
+"""Share a trained experiment on the Hugging Face Hub: ``python -m sample_factory.huggingface.push_to_hub``.
+
+    python -m sample_factory.huggingface.push_to_hub -r USER/REPO -d TRAIN_DIR/EXPERIMENT
+
+Uploads a model card (README.md), config.json, the latest checkpoint of each policy and a replay video. The video
+is the experiment's ``replay.mp4`` when it has one (``enjoy --save_video`` writes it); otherwise enjoy records it
+now, with the episodes' rewards as the card's evaluation (``--no_video`` uploads without one). The enjoy scripts
+call :func:`push_after_enjoy` for ``--push_to_hub --hf_repository=USER/REPO``, after their own recording.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.enjoy import DEFAULT_VIDEO_NAME
+from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.huggingface.card_facts import (
+    Evaluation,
+    flags_differing_from_defaults,
+    library_version,
+    scripts_for,
+)
+from sample_factory.huggingface.experiment_reader import ExperimentFolderError, ExperimentSummary, read_experiment
+from sample_factory.huggingface.hub_client import HubError, check_repo_id, import_hub, upload_folder
+from sample_factory.huggingface.model_card import CardInputs, render_model_card
+from sample_factory.huggingface.staging import REPLAY_FILE, stage_upload
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import StatusCode
+from sample_factory.utils.utils import experiment_dir
+
+# errors that end a push with a message and exit status 1, never a traceback
+PUSH_ERRORS = (HubError, ExperimentFolderError, MissingDependencyError, UnknownEnvError)
+
+
+def push_experiment(
+    folder: str,
+    repo_id: str,
+    *,
+    evaluation: Evaluation | None = None,
+    video_path: str | None = None,
+    train_script: str | None = None,
+    enjoy_script: str | None = None,
+    private: bool = False,
+    endpoint: str | None = None,
+    token: str | None = None,
+) -> str:
+    """Upload the experiment in ``folder`` to ``repo_id`` (created if missing); returns the commit URL."""
+    check_repo_id(repo_id)
+    import_hub()  # before any work: a missing package is reported first
+    summary = read_experiment(folder)
+    with tempfile.TemporaryDirectory(prefix="sf_hub_upload_") as staging:
+        files = stage_experiment(
+            summary,
+            repo_id,
+            staging,
+            evaluation=evaluation,
+            video_path=video_path,
+            train_script=train_script,
+            enjoy_script=enjoy_script,
+        )
+        log.info("Uploading to %s: %s", repo_id, ", ".join(files))
+        message = f"Upload {summary.name} ({summary.env}) with sample_factory"
+        url = upload_folder(staging, repo_id, commit_message=message, private=private, endpoint=endpoint, token=token)
+    log.info("Pushed %s to %s", summary.folder, url)
+    return url
+
+
+def stage_experiment(
+    summary: ExperimentSummary,
+    repo_id: str,
+    staging_dir: str,
+    *,
+    evaluation: Evaluation | None = None,
+    video_path: str | None = None,
+    train_script: str | None = None,
+    enjoy_script: str | None = None,
+) -> list[str]:
+    """Write what :func:`push_experiment` uploads into the empty ``staging_dir``; returns the repository paths."""
+    card = CardInputs(
+        repo_id=repo_id,
+        summary=summary,
+        scripts=scripts_for(summary.config, train_script, enjoy_script),
+        flag_changes=flags_differing_from_defaults(summary.config),
+        evaluation=evaluation,
+        video=REPLAY_FILE if video_path is not None else None,
+        library_version=library_version(),
+    )
+    return stage_upload(summary, staging_dir, render_model_card(card), video_path)
+
+
+# ---- after enjoy -----------------------------------------------------------------------------------------------
+
+
+def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
+    """Upload ``cfg``'s experiment with the video and episode rewards enjoy just recorded (``--push_to_hub``)."""
+    video = _recorded_video(cfg)
+    if cfg.get("load_checkpoint_kind") == "best":
+        log.warning(
+            "--load_checkpoint_kind=best: the replay and evaluation show the best checkpoint, but the upload holds "
+            "each policy's latest checkpoint"
+        )
+    try:
+        push_experiment(
+            experiment_dir(cfg, mkdir=False),
+            cfg.hf_repository,
+            evaluation=Evaluation(tuple(rewards), int(cfg.get("policy_index", 0) or 0)),
+            video_path=video,
+            train_script=cfg.get("train_script"),
+            enjoy_script=cfg.get("enjoy_script"),
+        )
+    except PUSH_ERRORS as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE
+    return ExperimentStatus.SUCCESS
+
+
+def _recorded_video(cfg: AttrDict) -> str | None:
+    if not cfg.get("save_video"):
+        return None
+    path = os.path.join(experiment_dir(cfg, mkdir=False), cfg.get("video_name") or DEFAULT_VIDEO_NAME)
+    if os.path.isfile(path):
+        return path
+    log.warning("No video was written to %s: uploading without a replay", path)
+    return None
+
+
+# ---- command line ----------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m sample_factory.huggingface.push_to_hub",
+        description="Upload a trained experiment (model card, config.json, latest checkpoints, replay video) to "
+        "the Hugging Face Hub. Log in first: hf auth login (or set HF_TOKEN).",
+    )
+    parser.add_argument("-r", "--hf_repository", required=True, help="Hub repository USER/REPO (created if missing).")
+    parser.add_argument("-d", "--experiment_dir", required=True, help="The experiment folder TRAIN_DIR/EXPERIMENT.")
+    parser.add_argument(
+        "--no_video", action="store_true", help="Upload no replay (neither the experiment's replay.mp4 nor a new one)."
+    )
+    parser.add_argument("--max_num_episodes", type=int, default=10, help="Episodes of a replay recorded now.")
+    parser.add_argument("--video_frames", type=int, default=1000, help="Length limit of a replay recorded now.")
+    parser.add_argument("--private", action="store_true", help="Create the repository as private.")
+    parser.add_argument("--train_script", default=None, help="Training module the card names (default: the env's).")
+    parser.add_argument("--enjoy_script", default=None, help="Enjoy module the card names (default: the env's).")
+    parser.add_argument(
+        "--registration_func",
+        default=None,
+        help="module:function that registers a custom env, to record a replay of an env no installed family owns.",
+    )
+    return parser.parse_args(argv)
+
+
+def record_replay(args: argparse.Namespace, env: str) -> tuple[str, Evaluation]:
+    """Run enjoy with ``--save_video`` on the experiment; returns the video path and the episodes' rewards.
+
+    Only called when the experiment has no ``replay.mp4``, so nothing of the user's is overwritten.
+    """
+    from sample_factory.enjoy import EnjoyResults, enjoy
+    from sample_factory.envs.env_families import discover_env_families
+    from sample_factory.eval import parse_eval_args, register_eval_env
+
+    folder = os.path.abspath(args.experiment_dir)
+    argv = [
+        f"--env={env}",
+        f"--train_dir={os.path.dirname(folder)}",
+        f"--experiment={os.path.basename(folder)}",
+        "--save_video",
+        f"--video_frames={args.video_frames}",
+        f"--max_num_episodes={args.max_num_episodes}",
+        *([f"--registration_func={args.registration_func}"] if args.registration_func else []),
+    ]
+    discover_env_families()
+    cfg = parse_eval_args(argv)
+    try:
+        register_eval_env(cfg)
+    except (UnknownEnvError, MissingDependencyError) as exc:
+        raise HubError(
+            f"cannot record a replay of {env}: {exc}. Pass --no_video to upload without one (or "
+            "--registration_func=module:function for a custom env)"
+        ) from exc
+    results = EnjoyResults()
+    status, _ = enjoy(cfg, results)
+    video = os.path.join(folder, DEFAULT_VIDEO_NAME)
+    if status != ExperimentStatus.SUCCESS or not os.path.isfile(video):
+        raise HubError(
+            f"recording a replay of {folder} failed (see the errors above): fix it, or pass --no_video to upload "
+            "without a replay"
+        )
+    return video, Evaluation(tuple(results.rewards), 0)
+
+
+def _existing_replay(summary: ExperimentSummary) -> str | None:
+    """The experiment's replay.mp4, with a warning when it predates the checkpoints it would be shown with."""
+    video = os.path.join(summary.folder, DEFAULT_VIDEO_NAME)
+    if not os.path.isfile(video):
+        return None
+    newest = max(os.path.getmtime(c.path) for c in summary.checkpoints)
+    if os.path.getmtime(video) < newest:
+        log.warning(
+            "%s is older than the latest checkpoint, so it may show an earlier policy: move it away to record a "
+            "new one",
+            video,
+        )
+    return video
+
+
+def main(argv: list[str] | None = None) -> StatusCode:
+    args = parse_args(argv)
+    try:
+        check_repo_id(args.hf_repository)
+        import_hub()
+        summary = read_experiment(args.experiment_dir)
+        video, evaluation = _existing_replay(summary), None
+        if args.no_video:
+            video = None
+        elif video is None:
+            video, evaluation = record_replay(args, summary.env)
+        push_experiment(
+            summary.folder,
+            args.hf_repository,
+            evaluation=evaluation,
+            video_path=video,
+            train_script=args.train_script,
+            enjoy_script=args.enjoy_script,
+            private=args.private,
+        )
+    except PUSH_ERRORS as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE
+    return ExperimentStatus.SUCCESS
+
+
+if __name__ == "__main__":
+    sys.exit(main())
