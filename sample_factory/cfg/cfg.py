@@ -607,7 +607,8 @@ def add_eval_args(p: ArgParser) -> None:
     g.add_argument(
         "--push_to_hub",
         action="store_true",
-        help="Upload to the Hugging Face Hub: not available in this version; enjoy, eval and export refuse it.",
+        help="Enjoy: upload the experiment (model card, config.json, latest checkpoints, the recorded replay) to the "
+        "Hugging Face Hub repository --hf_repository after recording; see docs/huggingface.md.",
     )
     g.add_argument(
         "--hf_repository",
@@ -626,14 +627,14 @@ def add_eval_args(p: ArgParser) -> None:
         "--train_script",
         type=str,
         default=None,
-        help="Training module named in the hints enjoy/eval print when an experiment has no checkpoint (and in a Hub "
-        "model card once --push_to_hub exists); None = sf_examples.train_gym_env.",
+        help="Training module named in the hints enjoy/eval print when an experiment has no checkpoint and in a Hub "
+        "model card; None = sf_examples.train_gym_env.",
     )
     g.add_argument(
         "--enjoy_script",
         type=str,
         default=None,
         help="Enjoy module named in hints: sample_factory.eval's warning about enjoy-only flags and the 'watch it' "
-        "line of sf_examples.train_gym_env (a training script sets it with parser.set_defaults); also for a Hub "
-        "model card once --push_to_hub exists. None = sf_examples.enjoy_gym_env.",
+        "line of sf_examples.train_gym_env (a training script sets it with parser.set_defaults); also in a Hub "
+        "model card. None = sf_examples.enjoy_gym_env.",
     )
