@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.wrappers import ClipAction, RescaleAction
 
 from sample_factory.envs.env_utils import UnknownEnvError, require_optional_module, unknown_env_message
@@ -100,7 +101,8 @@ def make_mujoco_env(
 
 def wrap_mujoco_env(env: gym.Env, cfg: Config | None) -> gym.Env:
     """Policy actions in ``[-1, 1]`` (clipped, then rescaled to the task's range); ``--env_frameskip`` repeats."""
-    env = ClipAction(RescaleAction(env, -1.0, 1.0))
+    ones = np.ones(env.action_space.shape, dtype=np.float32)  # float32 bounds: float64 ones make Gymnasium warn
+    env = ClipAction(RescaleAction(env, -ones, ones))
     frameskip = int(getattr(cfg, "env_frameskip", 1) or 1)
     return ActionRepeatWrapper(env, frameskip) if frameskip > 1 else env
 
