@@ -18,7 +18,9 @@ core_requirements = [
 
 extras = {
     "vizdoom": ["vizdoom>=1.2.3", "opencv-python-headless>=4.8"],
-    "mujoco": ["mujoco>=3.1", "gymnasium[mujoco]>=1.0"],
+    # Gymnasium's v5 MuJoCo tasks; OpenCV writes enjoy's MP4s
+    "mujoco": ["mujoco>=3.1", "gymnasium[mujoco]>=1.0", "opencv-python-headless>=4.8"],
+    # ale-py >= 0.9 ships the game ROMs; OpenCV resizes frames to 84x84 and writes MP4s
     "atari": ["ale-py>=0.9", "opencv-python-headless>=4.8"],
     "onnx": ["onnx>=1.16", "onnxruntime>=1.18"],
     "wandb": ["wandb>=0.17"],

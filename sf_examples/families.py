@@ -6,7 +6,7 @@ throughput tool) get only an ``--env`` name and ask :mod:`sample_factory.envs.en
 fills: :func:`register_example_families` is this package's ``sample_factory.env_families`` entry point.
 
 Family modules are named as ``"module:function"`` strings and imported only when used, so importing this table
-is cheap and VizDoom is imported only for ``doom_*`` envs.
+is cheap and VizDoom (MuJoCo, ale-py) is imported only for ``doom_*`` (``mujoco_*``, ``atari_*``) envs.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ _DOOM_PARAMS = "sf_examples.vizdoom.doom.doom_params"
 _CUSTOM_ENV = "sf_examples.train_custom_env_custom_model"
 _CUSTOM_MULTI_ENV = "sf_examples.train_custom_multi_env"
 _GYM_UTILS = "sf_examples.gym.gym_utils"
+_MUJOCO_PARAMS = "sf_examples.mujoco.mujoco_params"
+_ATARI_PARAMS = "sf_examples.atari.atari_params"
 
 VIZDOOM = EnvFamily(
     name="vizdoom",
@@ -31,6 +33,24 @@ VIZDOOM = EnvFamily(
     add_args=f"{_DOOM_PARAMS}:add_doom_env_args",
     override_defaults=f"{_DOOM_PARAMS}:doom_override_defaults",
     env_prefix="doom_",  # every name of DOOM_SPECS; a misspelt doom_* name fails in register_family_env
+    defaults_take_evaluation=True,
+)
+MUJOCO = EnvFamily(
+    name="mujoco",
+    train_script="sf_examples.mujoco.train_mujoco",
+    register="sf_examples.mujoco.train_mujoco:register_mujoco_components",
+    add_args=f"{_MUJOCO_PARAMS}:add_mujoco_env_args",
+    override_defaults=f"{_MUJOCO_PARAMS}:mujoco_override_defaults",
+    env_prefix="mujoco_",  # every name of MUJOCO_ENVS; a misspelt mujoco_* name fails in register_family_env
+    defaults_take_evaluation=True,
+)
+ATARI = EnvFamily(
+    name="atari",
+    train_script="sf_examples.atari.train_atari",
+    register="sf_examples.atari.train_atari:register_atari_components",
+    add_args=f"{_ATARI_PARAMS}:add_atari_env_args",
+    override_defaults=f"{_ATARI_PARAMS}:atari_override_defaults",
+    env_prefix="atari_",
     defaults_take_evaluation=True,
 )
 CUSTOM_ENV = EnvFamily(
@@ -67,7 +87,7 @@ GYM = EnvFamily(
     env_name_first=True,
     fallback=True,
 )
-EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE)
+EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, MUJOCO, ATARI, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE)
 
 
 def register_example_families() -> None:
@@ -80,11 +100,13 @@ def register_example_families() -> None:
 register_example_families()
 
 __all__ = [
+    "ATARI",
     "BATCHED_CARTPOLE",
     "CUSTOM_ENV",
     "CUSTOM_MULTI_ENV",
     "EXAMPLE_FAMILIES",
     "GYM",
+    "MUJOCO",
     "VIZDOOM",
     "EnvFamily",
     "add_family_args",

@@ -1,0 +1,25 @@
+"""Watch a MuJoCo agent: a window where there is a display, or an MP4 with ``--save_video`` (headless EGL/OSMesa).
+
+python -m sf_examples.mujoco.enjoy_mujoco --env=mujoco_halfcheetah --experiment=halfcheetah --save_video
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.enjoy import enjoy
+from sample_factory.utils.typing import StatusCode
+from sf_examples.mujoco.train_mujoco import check_env_name, parse_mujoco_cfg, register_mujoco_components
+
+
+def main() -> StatusCode:
+    register_mujoco_components()
+    cfg = parse_mujoco_cfg(evaluation=True)
+    if not check_env_name(cfg):
+        return 1
+    status, _ = enjoy(cfg)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Evaluate a MuJoCo policy on many envs at once, one batched forward pass per step; writes ``eval_results.csv``.
+
+    python -m sf_examples.mujoco.fast_eval_mujoco --env=mujoco_halfcheetah --experiment=halfcheetah \
+        --max_num_episodes=50
+
+The family's script for ``python -m sample_factory.eval`` (which finds the family by the env name as well):
+the mean action by default (``--eval_deterministic=False`` samples), no rendering.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.eval import do_eval
+from sample_factory.utils.typing import StatusCode
+from sf_examples.mujoco.train_mujoco import check_env_name, parse_mujoco_cfg, register_mujoco_components
+
+
+def main() -> StatusCode:
+    register_mujoco_components()
+    cfg = parse_mujoco_cfg(evaluation=True)
+    if not check_env_name(cfg):
+        return 1
+    return do_eval(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""``make_mujoco_env``: the factory registered for every ``mujoco_*`` name, and the headless-rendering setup.
+
+The names are Sample Factory 2's; the tasks are Gymnasium's current (v5) MuJoCo envs, which run on ``mujoco`` 3+.
+The policy acts in ``[-1, 1]`` on every task: actions are clipped to that box and rescaled to the task's own
+range (``[-3, 3]`` for the pendulum, ``[-0.4, 0.4]`` for the humanoids), so one initial action noise and one set
+of defaults fit all of them, and an out-of-range Gaussian sample costs no extra control penalty.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.wrappers import ClipAction, RescaleAction
+
+from sample_factory.envs.env_utils import UnknownEnvError, require_optional_module, unknown_env_message
+from sample_factory.envs.env_wrappers import ActionRepeatWrapper
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.typing import Config
+
+# Sample Factory 2's env names -> Gymnasium ids
+MUJOCO_ENVS: dict[str, str] = {
+    "mujoco_ant": "Ant-v5",
+    "mujoco_halfcheetah": "HalfCheetah-v5",
+    "mujoco_hopper": "Hopper-v5",
+    "mujoco_humanoid": "Humanoid-v5",
+    "mujoco_standup": "HumanoidStandup-v5",
+    "mujoco_doublependulum": "InvertedDoublePendulum-v5",
+    "mujoco_pendulum": "InvertedPendulum-v5",
+    "mujoco_reacher": "Reacher-v5",
+    "mujoco_walker": "Walker2d-v5",
+    "mujoco_pusher": "Pusher-v5",
+    "mujoco_swimmer": "Swimmer-v5",
+}
+# the GL backends that render without a display, in order of preference, with the library each one loads
+HEADLESS_GL_BACKENDS: tuple[tuple[str, str], ...] = (("egl", "EGL"), ("osmesa", "OSMesa"))
+# video frames when the cfg does not say (a notebook, a test): software rendering of 480x480 frames is slow
+DEFAULT_RENDER_SIZE = (480, 480)
+
+
+def mujoco_gym_id(env_name: str) -> str:
+    """The Gymnasium id of a ``mujoco_*`` name; UnknownEnvError naming the valid names otherwise."""
+    if env_name not in MUJOCO_ENVS:
+        raise UnknownEnvError(unknown_env_message(env_name, sorted(MUJOCO_ENVS)))
+    return MUJOCO_ENVS[env_name]
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def choose_headless_gl() -> str | None:
+    """Set ``MUJOCO_GL`` to a backend that renders without a display, when none is set and there is no display.
+
+    MuJoCo reads ``MUJOCO_GL`` when it first creates a GL context, so this must run before rendering; the
+    family calls it when its module is imported (worker processes import it too). EGL (``libegl1``) is
+    preferred, OSMesa (``libosmesa6``) is the fallback. Returns the backend in use, None when none was found.
+    """
+    if os.environ.get("MUJOCO_GL") or has_display():
+        return os.environ.get("MUJOCO_GL")
+    for backend, library in HEADLESS_GL_BACKENDS:
+        if ctypes.util.find_library(library):
+            os.environ["MUJOCO_GL"] = backend
+            if backend == "osmesa":
+                os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
+            return backend
+    return None
+
+
+def _check_can_render(render_mode: str | None) -> None:
+    if render_mode == "rgb_array" and choose_headless_gl() is None and not has_display():
+        raise RuntimeError(
+            "recording MuJoCo video without a display needs EGL or OSMesa: install one of them "
+            "(Debian/Ubuntu: apt-get install libegl1 libegl-mesa0, or apt-get install libosmesa6) "
+            "and/or set MUJOCO_GL=egl or MUJOCO_GL=osmesa"
+        )
+
+
+def _render_kwargs(cfg: Config | None, render_mode: str | None) -> dict[str, Any]:
+    if render_mode != "rgb_array":
+        return {}
+    width = getattr(cfg, "mujoco_render_width", None) or DEFAULT_RENDER_SIZE[0]
+    height = getattr(cfg, "mujoco_render_height", None) or DEFAULT_RENDER_SIZE[1]
+    return {"width": int(width), "height": int(height)}
+
+
+def make_mujoco_env(
+    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+) -> gym.Env:
+    """The ``make_env_func`` of every ``mujoco_*`` env (module level: worker processes unpickle it by reference)."""
+    del env_config  # seeding comes from reset(seed=...), which the rollout worker calls per env
+    gym_id = mujoco_gym_id(full_env_name)
+    require_optional_module("mujoco", extra="mujoco", what="MuJoCo envs")
+    _check_can_render(render_mode)
+    env = gym.make(gym_id, render_mode=render_mode, **_render_kwargs(cfg, render_mode))
+    return wrap_mujoco_env(env, cfg)
+
+
+def wrap_mujoco_env(env: gym.Env, cfg: Config | None) -> gym.Env:
+    """Policy actions in ``[-1, 1]`` (clipped, then rescaled to the task's range); ``--env_frameskip`` repeats."""
+    ones = np.ones(env.action_space.shape, dtype=np.float32)  # float32 bounds: float64 ones make Gymnasium warn
+    env = ClipAction(RescaleAction(env, -ones, ones))
+    frameskip = int(getattr(cfg, "env_frameskip", 1) or 1)
+    return ActionRepeatWrapper(env, frameskip) if frameskip > 1 else env
+
+
+# decided once per process, before any MuJoCo env can render
+choose_headless_gl()
