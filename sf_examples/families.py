@@ -57,6 +57,15 @@ BATCHED_CARTPOLE = EnvFamily(
     override_defaults="sf_examples.train_batched_cartpole:batched_cartpole_override_defaults",
     env_names=frozenset({"batched_cartpole"}),
 )
+PETTINGZOO = EnvFamily(
+    name="pettingzoo",
+    train_script="sf_examples.train_pettingzoo_env",
+    register="sf_examples.train_pettingzoo_env:register_pettingzoo_envs",
+    add_args="sf_examples.train_pettingzoo_env:add_pettingzoo_env_args",
+    override_defaults="sf_examples.train_pettingzoo_env:pettingzoo_override_defaults",
+    env_names=frozenset({"knights_archers_zombies_v11", "pistonball_v6", "cooperative_pong_v6"}),
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -67,7 +76,7 @@ GYM = EnvFamily(
     env_name_first=True,
     fallback=True,
 )
-EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE)
+EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE, PETTINGZOO)
 
 
 def register_example_families() -> None:
@@ -85,6 +94,7 @@ __all__ = [
     "CUSTOM_MULTI_ENV",
     "EXAMPLE_FAMILIES",
     "GYM",
+    "PETTINGZOO",
     "VIZDOOM",
     "EnvFamily",
     "add_family_args",
