@@ -66,6 +66,24 @@ PETTINGZOO = EnvFamily(
     env_names=frozenset({"knights_archers_zombies_v11", "pistonball_v6", "cooperative_pong_v6"}),
     env_name_first=True,
 )
+ENVPOOL_ATARI = EnvFamily(
+    name="envpool_atari",
+    train_script="sf_examples.envpool.atari.train_envpool_atari",
+    register="sf_examples.envpool.atari.train_envpool_atari:register_envpool_atari_envs",
+    add_args="sf_examples.envpool.envpool_utils:add_envpool_args",
+    override_defaults="sf_examples.envpool.atari.envpool_atari_params:envpool_atari_override_defaults",
+    env_prefix="envpool_atari_",
+    env_name_first=True,
+)
+ENVPOOL_MUJOCO = EnvFamily(
+    name="envpool_mujoco",
+    train_script="sf_examples.envpool.mujoco.train_envpool_mujoco",
+    register="sf_examples.envpool.mujoco.train_envpool_mujoco:register_envpool_mujoco_envs",
+    add_args="sf_examples.envpool.envpool_utils:add_envpool_args",
+    override_defaults="sf_examples.envpool.mujoco.envpool_mujoco_params:envpool_mujoco_override_defaults",
+    env_prefix="envpool_mujoco_",
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -76,7 +94,15 @@ GYM = EnvFamily(
     env_name_first=True,
     fallback=True,
 )
-EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE, PETTINGZOO)
+EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (
+    VIZDOOM,
+    CUSTOM_ENV,
+    CUSTOM_MULTI_ENV,
+    BATCHED_CARTPOLE,
+    PETTINGZOO,
+    ENVPOOL_ATARI,
+    ENVPOOL_MUJOCO,
+)
 
 
 def register_example_families() -> None:
@@ -92,6 +118,8 @@ __all__ = [
     "BATCHED_CARTPOLE",
     "CUSTOM_ENV",
     "CUSTOM_MULTI_ENV",
+    "ENVPOOL_ATARI",
+    "ENVPOOL_MUJOCO",
     "EXAMPLE_FAMILIES",
     "GYM",
     "PETTINGZOO",
