@@ -84,6 +84,15 @@ ENVPOOL_MUJOCO = EnvFamily(
     env_prefix="envpool_mujoco_",
     env_name_first=True,
 )
+DMLAB = EnvFamily(
+    name="dmlab",
+    train_script="sf_examples.dmlab.train_dmlab",
+    register="sf_examples.dmlab.train_dmlab:register_dmlab_envs",
+    add_args="sf_examples.dmlab.dmlab_params:add_dmlab_env_args",
+    override_defaults="sf_examples.dmlab.dmlab_params:dmlab_override_defaults",
+    env_prefix="dmlab_",  # a misspelt dmlab_* name fails in register_family_env
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -102,6 +111,7 @@ EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (
     PETTINGZOO,
     ENVPOOL_ATARI,
     ENVPOOL_MUJOCO,
+    DMLAB,
 )
 
 
@@ -118,6 +128,7 @@ __all__ = [
     "BATCHED_CARTPOLE",
     "CUSTOM_ENV",
     "CUSTOM_MULTI_ENV",
+    "DMLAB",
     "ENVPOOL_ATARI",
     "ENVPOOL_MUJOCO",
     "EXAMPLE_FAMILIES",
