@@ -34,6 +34,13 @@ def register_dmlab_envs(env_name: str | None = None) -> None:
         register_env(name, make_dmlab_env)
 
 
+def register_dmlab_family(env_name: str) -> None:
+    """The family's hook for generic tools (eval, the throughput tool): a missing simulator fails here, in the
+    main process, with the one-line build hint, instead of inside a worker."""
+    import_deepmind_lab()
+    register_dmlab_envs(env_name)
+
+
 def parse_dmlab_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
     parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
     env_name = partial_cfg.env or ""

@@ -138,3 +138,11 @@ def test_without_deepmind_lab_training_fails_at_once_with_one_message(tmp_path: 
     errors = [line for line in result.output.splitlines() if "ERROR" in line]
     assert len(errors) == 1 and "'deepmind_lab'" in errors[0] and "bazel build" in errors[0], result.output
     assert not (tmp_path / "runs").exists(), "nothing may start (no experiment folder) when the simulator is missing"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("deepmind_lab") is not None, reason="deepmind_lab is installed")
+def test_generic_tool_reports_missing_deepmind_lab_in_one_line() -> None:
+    result = run_module("sf_examples.sampler.random_policy_throughput", ["--env=dmlab_30", "--seconds=1"], timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.output, result.explain()
+    assert "'deepmind_lab'" in result.output

@@ -22,6 +22,7 @@ from sf_examples.envpool.atari.envpool_atari_params import (
     make_envpool_atari_env,
 )
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
+from sf_examples.envpool.envpool_utils import require_envpool
 
 TRAIN_SCRIPT = "sf_examples.envpool.atari.train_envpool_atari"
 ENJOY_SCRIPT = "sf_examples.envpool.atari.enjoy_envpool_atari"
@@ -32,6 +33,12 @@ def register_envpool_atari_envs(env_name: str | None = None) -> None:
     del env_name
     for name in ENVPOOL_ATARI_ENVS:
         register_env(name, make_envpool_atari_env)
+
+
+def register_envpool_atari_family(env_name: str) -> None:
+    """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
+    require_envpool()
+    register_envpool_atari_envs(env_name)
 
 
 SCRIPTS = EnvPoolFamilyScripts(

@@ -16,6 +16,7 @@ from sample_factory.envs.env_utils import MissingDependencyError, register_env
 from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
+from sf_examples.envpool.envpool_utils import require_envpool
 from sf_examples.envpool.mujoco.envpool_mujoco_params import (
     ENVPOOL_MUJOCO_ENVS,
     PREFIX,
@@ -32,6 +33,12 @@ def register_envpool_mujoco_envs(env_name: str | None = None) -> None:
     del env_name
     for name in ENVPOOL_MUJOCO_ENVS:
         register_env(name, make_envpool_mujoco_env)
+
+
+def register_envpool_mujoco_family(env_name: str) -> None:
+    """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
+    require_envpool()
+    register_envpool_mujoco_envs(env_name)
 
 
 SCRIPTS = EnvPoolFamilyScripts(
