@@ -1,8 +1,8 @@
 """End to end: EnvPool envs train through the batched sampler (parallel runner, one worker), enjoy writes an MP4,
 eval writes its CSV; without envpool the scripts fail at once with one line naming it.
 
-Default suite: one short MuJoCo run, the missing-envpool check and ``--help``. Every listed env, the videos, eval and
-the throughput tool run under ``-m slow``.
+Default suite: the missing-envpool check and ``--help`` (the wrapper's unit tests are in test_envpool_wrappers.py).
+Every listed env, the videos, eval and the throughput tool run under ``-m slow``.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def _train(tmp_path: Path, family: str, env: str, steps: int = 3000) -> RunResul
     return run_module(module, train_args(tmp_path, env, steps=steps), timeout=240)
 
 
+@pytest.mark.slow
 @needs_envpool
 def test_mujoco_trains_batched(tmp_path: Path) -> None:
     result = _train(tmp_path, MUJOCO, "envpool_mujoco_pendulum")
