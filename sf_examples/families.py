@@ -77,6 +77,42 @@ BATCHED_CARTPOLE = EnvFamily(
     override_defaults="sf_examples.train_batched_cartpole:batched_cartpole_override_defaults",
     env_names=frozenset({"batched_cartpole"}),
 )
+PETTINGZOO = EnvFamily(
+    name="pettingzoo",
+    train_script="sf_examples.train_pettingzoo_env",
+    register="sf_examples.train_pettingzoo_env:register_pettingzoo_envs",
+    add_args="sf_examples.train_pettingzoo_env:add_pettingzoo_env_args",
+    override_defaults="sf_examples.train_pettingzoo_env:pettingzoo_override_defaults",
+    env_names=frozenset({"knights_archers_zombies_v11", "pistonball_v6", "cooperative_pong_v6"}),
+    env_name_first=True,
+)
+ENVPOOL_ATARI = EnvFamily(
+    name="envpool_atari",
+    train_script="sf_examples.envpool.atari.train_envpool_atari",
+    register="sf_examples.envpool.atari.train_envpool_atari:register_envpool_atari_family",
+    add_args="sf_examples.envpool.envpool_utils:add_envpool_args",
+    override_defaults="sf_examples.envpool.atari.envpool_atari_params:envpool_atari_override_defaults",
+    env_prefix="envpool_atari_",
+    env_name_first=True,
+)
+ENVPOOL_MUJOCO = EnvFamily(
+    name="envpool_mujoco",
+    train_script="sf_examples.envpool.mujoco.train_envpool_mujoco",
+    register="sf_examples.envpool.mujoco.train_envpool_mujoco:register_envpool_mujoco_family",
+    add_args="sf_examples.envpool.envpool_utils:add_envpool_args",
+    override_defaults="sf_examples.envpool.mujoco.envpool_mujoco_params:envpool_mujoco_override_defaults",
+    env_prefix="envpool_mujoco_",
+    env_name_first=True,
+)
+DMLAB = EnvFamily(
+    name="dmlab",
+    train_script="sf_examples.dmlab.train_dmlab",
+    register="sf_examples.dmlab.train_dmlab:register_dmlab_family",
+    add_args="sf_examples.dmlab.dmlab_params:add_dmlab_env_args",
+    override_defaults="sf_examples.dmlab.dmlab_params:dmlab_override_defaults",
+    env_prefix="dmlab_",  # a misspelt dmlab_* name fails in register_family_env
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -87,7 +123,18 @@ GYM = EnvFamily(
     env_name_first=True,
     fallback=True,
 )
-EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (VIZDOOM, MUJOCO, ATARI, CUSTOM_ENV, CUSTOM_MULTI_ENV, BATCHED_CARTPOLE)
+EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (
+    VIZDOOM,
+    MUJOCO,
+    ATARI,
+    CUSTOM_ENV,
+    CUSTOM_MULTI_ENV,
+    BATCHED_CARTPOLE,
+    PETTINGZOO,
+    ENVPOOL_ATARI,
+    ENVPOOL_MUJOCO,
+    DMLAB,
+)
 
 
 def register_example_families() -> None:
@@ -104,9 +151,13 @@ __all__ = [
     "BATCHED_CARTPOLE",
     "CUSTOM_ENV",
     "CUSTOM_MULTI_ENV",
+    "DMLAB",
+    "ENVPOOL_ATARI",
+    "ENVPOOL_MUJOCO",
     "EXAMPLE_FAMILIES",
     "GYM",
     "MUJOCO",
+    "PETTINGZOO",
     "VIZDOOM",
     "EnvFamily",
     "add_family_args",

@@ -1,0 +1,132 @@
+"""PettingZoo parallel-API envs as multi-agent envs of this library (optional: ``pip install pettingzoo``).
+
+PettingZoo's parallel API keys everything by agent name and removes an agent from ``env.agents`` once it is done;
+the sampler wants a fixed number of agent slots with lists in slot order. :class:`PettingZooParallelEnv` maps one to
+the other: slot ``i`` is ``possible_agents[i]``; an agent that is not playing (finished early, or not spawned yet)
+gets a zero observation, a zero reward and ``info["is_active"] = False``, so its steps are not trained on. When no
+agent is left the underlying env is reset and every slot gets the first observation of its next episode, as the
+multi-agent protocol asks. PettingZoo itself is imported by the caller that builds the env, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ObsTransform:
+    """Turns one agent's raw observation into what the model sees (e.g. a resized CHW image) and its space."""
+
+    space: gym.spaces.Box
+    fn: Callable[[Any], np.ndarray]
+
+
+def float32_box(space: gym.spaces.Space) -> ObsTransform | None:
+    """float64 Box observations as float32 (the dtype of the sampler's buffers); None if nothing to convert."""
+    if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
+        box = gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32)
+        return ObsTransform(box, lambda obs: np.asarray(obs, dtype=np.float32))
+    if isinstance(space, gym.spaces.Discrete):
+        return one_hot(space)
+    return None
+
+
+def one_hot(space: gym.spaces.Discrete) -> ObsTransform:
+    """Discrete observations as one-hot float32 vectors: the library's encoders take Box inputs."""
+    eye = np.eye(space.n, dtype=np.float32)
+    box = gym.spaces.Box(0.0, 1.0, shape=(int(space.n),), dtype=np.float32)
+    return ObsTransform(box, lambda obs: eye[int(obs) - int(space.start)])
+
+
+class PettingZooParallelEnv(gym.Env):
+    """A PettingZoo ``ParallelEnv`` presented as a multi-agent env with ``num_agents = len(possible_agents)``.
+
+    Every agent must have the same observation and action space (one policy acts for all of them). ``obs_transform``
+    replaces the default conversion (float64 to float32, Discrete to one-hot) of each agent's observation.
+    """
+
+    def __init__(self, env: Any, obs_transform: ObsTransform | None = None) -> None:
+        self.env = env
+        self.agent_names: list = list(env.possible_agents)
+        if not self.agent_names:
+            raise ValueError(f"PettingZoo env {_env_name(env)} has no possible_agents")
+        first = self.agent_names[0]
+        raw_obs_space, self.action_space = env.observation_space(first), env.action_space(first)
+        self._check_same_spaces(raw_obs_space)
+        self.obs_transform = obs_transform or float32_box(raw_obs_space)
+        self.observation_space = self.obs_transform.space if self.obs_transform else raw_obs_space
+        self.num_agents = len(self.agent_names)
+        self.is_multiagent = True
+        self.render_mode = getattr(env, "render_mode", None)
+        self.metadata = dict(getattr(env, "metadata", {}) or {})
+        self._zero_obs = np.zeros(self.observation_space.shape, dtype=self.observation_space.dtype)
+        self._inactive_info = {"is_active": False}
+
+    def _check_same_spaces(self, obs_space: gym.spaces.Space) -> None:
+        first = self.agent_names[0]
+        for agent in self.agent_names[1:]:
+            for what, space, first_space in (
+                ("observation", self.env.observation_space(agent), obs_space),
+                ("action", self.env.action_space(agent), self.env.action_space(first)),
+            ):
+                if space != first_space:
+                    raise ValueError(
+                        f"PettingZoo env {_env_name(self.env)}: agent {agent!r} has {what} space {space} but "
+                        f"{first!r} has {first_space}; one shared policy needs identical spaces (pad observations "
+                        "to one shape, e.g. with SuperSuit's pad_observations_v0/pad_action_space_v0)"
+                    )
+
+    def _obs(self, raw: Any) -> np.ndarray:
+        return self.obs_transform.fn(raw) if self.obs_transform else raw
+
+    def _obs_list(self, obs_by_agent: dict) -> list[np.ndarray]:
+        return [self._obs(obs_by_agent[a]) if a in obs_by_agent else self._zero_obs for a in self.agent_names]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[list[np.ndarray], list[dict]]:
+        obs, infos = self.env.reset(seed=seed, options=options)
+        live = set(self.env.agents)
+        return self._obs_list(obs), [self._info(a, infos, a in live) for a in self.agent_names]
+
+    def _info(self, agent: Any, infos: dict, active: bool) -> dict:
+        if not active:
+            return self._inactive_info
+        info = infos.get(agent) if infos else None
+        return dict(info) if info else {}
+
+    def step(self, actions: Sequence) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
+        """Act for the agents still playing; when none is left, reset and return every agent's first observation."""
+        live = set(self.env.agents)
+        env_actions = {a: self._env_action(actions[i]) for i, a in enumerate(self.agent_names) if a in live}
+        obs, rewards, terminations, truncations, infos = self.env.step(env_actions)
+        reward_list = [float(rewards.get(a, 0.0)) if a in live else 0.0 for a in self.agent_names]
+        terminated = [a in live and bool(terminations.get(a, False)) for a in self.agent_names]
+        truncated = [a in live and bool(truncations.get(a, False)) and not terminated[i]
+                     for i, a in enumerate(self.agent_names)]  # fmt: skip
+        info_list = [self._info(a, infos, a in live) for a in self.agent_names]
+        if not self.env.agents:
+            obs, _ = self.env.reset()
+        return self._obs_list(obs), reward_list, terminated, truncated, info_list
+
+    def _env_action(self, action: Any) -> Any:
+        if isinstance(self.action_space, gym.spaces.Discrete):
+            return int(np.asarray(action).reshape(-1)[0]) if np.ndim(action) else int(action)
+        if isinstance(self.action_space, gym.spaces.Box):  # Gaussian samples fall outside the bounds
+            return np.clip(
+                np.asarray(action, dtype=self.action_space.dtype), self.action_space.low, self.action_space.high
+            )
+        return action
+
+    def render(self) -> Any:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _env_name(env: Any) -> str:
+    return repr((getattr(env, "metadata", None) or {}).get("name", type(env).__name__))

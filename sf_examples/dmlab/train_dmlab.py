@@ -1,0 +1,83 @@
+"""Train on DeepMind Lab (``dmlab_*`` envs): one DMLab-30 level, or all 30 at once.
+
+    python -m sf_examples.dmlab.train_dmlab --env=dmlab_30 --experiment=dmlab30
+    python -m sf_examples.dmlab.train_dmlab --env=dmlab_rooms_watermaze --experiment=watermaze
+
+DeepMind Lab is not on PyPI; without its ``deepmind_lab`` module every command fails at once, before any process
+starts, with one line saying how to build it (docs/dmlab.md). Besides the usual statistics the run writes each
+level's human-normalised score (``hns/<level>``) and their capped mean (``dmlab/mean_capped_hns``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.cfg.validation import ConfigError
+from sample_factory.envs.env_utils import MissingDependencyError, register_env, unknown_env_message
+from sample_factory.train import make_runner
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import log
+from sf_examples.dmlab.dmlab_env import import_deepmind_lab
+from sf_examples.dmlab.dmlab_params import DMLAB_ENVS, add_dmlab_env_args, dmlab_override_defaults, make_dmlab_env
+from sf_examples.dmlab.dmlab_stats import register_dmlab_stats
+
+TRAIN_SCRIPT = "sf_examples.dmlab.train_dmlab"
+ENJOY_SCRIPT = "sf_examples.dmlab.enjoy_dmlab"
+
+
+def register_dmlab_envs(env_name: str | None = None) -> None:
+    """Register every ``dmlab_*`` name (``env_name``, passed by generic tools, makes no difference)."""
+    del env_name
+    for name in DMLAB_ENVS:
+        register_env(name, make_dmlab_env)
+
+
+def register_dmlab_family(env_name: str) -> None:
+    """The family's hook for generic tools (eval, the throughput tool): a missing simulator fails here, in the
+    main process, with the one-line build hint, instead of inside a worker."""
+    import_deepmind_lab()
+    register_dmlab_envs(env_name)
+
+
+def parse_dmlab_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
+    parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
+    env_name = partial_cfg.env or ""
+    add_dmlab_env_args(env_name, parser)
+    dmlab_override_defaults(env_name, parser)
+    if evaluation:
+        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
+    return parse_full_cfg(parser, argv)
+
+
+def check_can_run(cfg: Config) -> str | None:
+    """Why the envs cannot be created (unknown name, no deepmind_lab), checked before any process starts."""
+    if cfg.env not in DMLAB_ENVS:
+        return unknown_env_message(str(cfg.env), sorted(DMLAB_ENVS))
+    try:
+        import_deepmind_lab()
+    except MissingDependencyError as exc:
+        return str(exc)
+    return None
+
+
+def main() -> StatusCode:
+    register_dmlab_envs()
+    cfg = parse_dmlab_cfg()
+    problem = check_can_run(cfg)
+    if problem:
+        log.error("%s", problem)
+        return ExperimentStatus.FAILURE
+    try:
+        cfg, runner = make_runner(cfg)
+        register_dmlab_stats(runner)
+        status = runner.init()
+    except (ConfigError, MissingDependencyError) as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE
+    return runner.run() if status == ExperimentStatus.SUCCESS else status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Watch the policy trained by ``sf_examples.train_pettingzoo_env`` play every agent of the env.
+
+python -m sf_examples.enjoy_pettingzoo_env --experiment=kaz
+python -m sf_examples.enjoy_pettingzoo_env --experiment=kaz --save_video --no_render --video_frames=500
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.enjoy import enjoy
+from sample_factory.utils.typing import StatusCode
+from sf_examples.train_pettingzoo_env import check_env_name, parse_pettingzoo_args, register_pettingzoo_envs
+
+
+def main() -> StatusCode:
+    register_pettingzoo_envs()
+    cfg = parse_pettingzoo_args(evaluation=True)
+    if not check_env_name(cfg):
+        return 1
+    status, _ = enjoy(cfg)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""EnvPool env families: natively batched Atari and MuJoCo envs for ``--batched_sampling=True``."""

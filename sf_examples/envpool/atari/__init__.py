@@ -1,0 +1,1 @@
+"""EnvPool Atari (``envpool_atari_*``): ``python -m sf_examples.envpool.atari.train_envpool_atari``."""

@@ -1,0 +1,27 @@
+"""Watch an EnvPool Atari agent (env 0 of the pool; ``--env_agents=1`` to simulate just one game).
+
+    python -m sf_examples.envpool.atari.enjoy_envpool_atari --env=envpool_atari_breakout --experiment=breakout \
+        --save_video --no_render
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sample_factory.enjoy import enjoy
+from sample_factory.envs.env_utils import MissingDependencyError
+from sample_factory.utils.typing import StatusCode
+from sf_examples.envpool.atari.train_envpool_atari import SCRIPTS
+
+
+def main() -> StatusCode:
+    try:
+        cfg = SCRIPTS.prepare(evaluation=True)
+    except (MissingDependencyError, ValueError) as exc:
+        return SCRIPTS.fail(exc)
+    status, _ = enjoy(cfg)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

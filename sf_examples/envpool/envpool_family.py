@@ -1,0 +1,61 @@
+"""The train/enjoy script logic both EnvPool families share: names, parsing, the early dependency check."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.envs.env_utils import UnknownEnvError, unknown_env_message
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import log
+from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_name, require_envpool, rewrite_env_arg
+
+
+@dataclass(frozen=True)
+class EnvPoolFamilyScripts:
+    """One EnvPool family as its scripts see it: its env names, defaults hook and registration."""
+
+    prefix: str
+    env_names: dict[str, str]  # env name -> EnvPool task id
+    default_env: str
+    override_defaults: Callable[[str, argparse.ArgumentParser], None]
+    register: Callable[[str | None], None]
+    train_script: str
+    enjoy_script: str
+
+    def canonical(self, env_name: str | None) -> str | None:
+        return canonical_env_name(env_name, self.prefix, self.env_names)
+
+    def parse_cfg(self, argv: list[str] | None = None, evaluation: bool = False) -> Config:
+        """Standard flags, the EnvPool flags and this family's defaults, then the final parse.
+
+        Sample Factory 2's names (``--env=atari_breakout``) are accepted and saved as this family's.
+        """
+        argv = rewrite_env_arg(sys.argv[1:] if argv is None else argv, self.canonical)
+        parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
+        env_name = partial_cfg.env or self.default_env
+        add_envpool_args(env_name, parser)
+        parser.set_defaults(env=self.default_env)
+        self.override_defaults(env_name, parser)
+        if evaluation:
+            parser.set_defaults(train_script=self.train_script, enjoy_script=self.enjoy_script)
+        return parse_full_cfg(parser, argv)
+
+    def prepare(self, evaluation: bool, argv: list[str] | None = None) -> Config:
+        """Parsed config with envs registered; raises before any process starts when envpool or the env is wrong."""
+        cfg = self.parse_cfg(argv, evaluation)  # --help exits here and works without envpool
+        if cfg.env not in self.env_names:
+            raise UnknownEnvError(unknown_env_message(str(cfg.env), sorted(self.env_names)))
+        require_envpool()
+        self.register(cfg.env)
+        return cfg
+
+    @staticmethod
+    def fail(exc: Exception) -> StatusCode:
+        """One error line naming the cause and the fix, no traceback."""
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE

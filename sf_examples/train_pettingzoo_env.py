@@ -1,0 +1,173 @@
+"""Train one shared policy for every agent of a PettingZoo parallel env.
+
+    python -m sf_examples.train_pettingzoo_env --experiment=kaz                  # knights_archers_zombies_v11
+    python -m sf_examples.train_pettingzoo_env --env=pistonball_v6 --experiment=pistonball
+
+Install with ``pip install "sample-factory[pettingzoo]"`` (PettingZoo's butterfly envs: pygame and pymunk, plain
+PyPI wheels). The default env, ``knights_archers_zombies_v11``, has four agents (two archers, two knights) with
+vector observations; a knight or archer that a zombie reaches is out for the rest of the episode, which
+:class:`~sample_factory.envs.pettingzoo_envs.PettingZooParallelEnv` reports as ``is_active=False`` so its idle
+steps are not trained on. Image envs are resized to ``--pettingzoo_img_size`` square CHW frames. See
+``docs/pettingzoo.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.envs.env_utils import register_env, require_optional_module, unknown_env_message
+from sample_factory.envs.pettingzoo_envs import ObsTransform, PettingZooParallelEnv
+from sample_factory.train import run_rl
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import log
+
+TRAIN_SCRIPT = "sf_examples.train_pettingzoo_env"
+ENJOY_SCRIPT = "sf_examples.enjoy_pettingzoo_env"
+DEFAULT_ENV = "knights_archers_zombies_v11"
+
+
+@dataclass(frozen=True)
+class PettingZooSpec:
+    """Where a PettingZoo env lives, the arguments it gets and whether its observations are images."""
+
+    module: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    image: bool = False
+
+
+PETTINGZOO_SPECS: dict[str, PettingZooSpec] = {
+    # 4 agents, (27, 5) vector observations (positions and headings of agents, zombies, arrows), Discrete(6)
+    "knights_archers_zombies_v11": PettingZooSpec("pettingzoo.butterfly.knights_archers_zombies_v11"),
+    # 20 pistons, each sees a 457x120 RGB slice around itself; Discrete(3) down/stay/up
+    "pistonball_v6": PettingZooSpec("pettingzoo.butterfly.pistonball_v6", {"continuous": False}, image=True),
+    # 2 paddles keep one ball in play together, each sees the whole 280x480 RGB screen; Discrete(3)
+    "cooperative_pong_v6": PettingZooSpec("pettingzoo.butterfly.cooperative_pong_v6", image=True),
+}
+
+# Defaults for every env of the family; anything given on the command line wins.
+PETTINGZOO_DEFAULTS: dict[str, Any] = {
+    "env": DEFAULT_ENV,
+    "num_workers": 2,
+    "num_envs_per_worker": 2,
+    "rollout": 32,
+    "batch_size": 1024,
+    "learning_rate": 3e-4,
+    "gamma": 0.99,
+    "exploration_loss_coeff": 0.01,
+    # what an agent sees is a snapshot of the arena: a feed-forward policy reacts to it directly
+    "use_rnn": False,
+    "normalize_input": True,
+}
+VECTOR_DEFAULTS: dict[str, Any] = {"encoder_mlp_layers": [128, 128]}
+IMAGE_DEFAULTS: dict[str, Any] = {"obs_scale": 255.0, "encoder_mlp_layers": [256]}
+
+
+def resize_to_chw(space: gym.spaces.Box, size: int) -> ObsTransform:
+    """HWC uint8 images -> ``[C, size, size]`` uint8 (area interpolation keeps thin pistons and balls visible)."""
+    cv2 = require_optional_module("cv2", extra="pettingzoo", what="PettingZoo image envs")
+    channels = space.shape[2] if len(space.shape) == 3 else 1
+    box = gym.spaces.Box(0, 255, shape=(channels, size, size), dtype=np.uint8)
+
+    def transform(obs: np.ndarray) -> np.ndarray:
+        resized = cv2.resize(np.asarray(obs), (size, size), interpolation=cv2.INTER_AREA)
+        return resized.reshape(size, size, channels).transpose(2, 0, 1)
+
+    return ObsTransform(box, transform)
+
+
+def make_pettingzoo_parallel_env(env_name: str, max_cycles: int, render_mode: str | None) -> Any:
+    """The raw PettingZoo parallel env of ``env_name`` (``max_cycles`` -1: the env's own episode length)."""
+    spec = PETTINGZOO_SPECS[env_name]
+    require_optional_module("pettingzoo", extra="pettingzoo", what="PettingZoo envs")
+    module = importlib.import_module(spec.module)
+    kwargs = dict(spec.kwargs)
+    if max_cycles > 0:
+        kwargs["max_cycles"] = max_cycles
+    return module.parallel_env(render_mode=render_mode, **kwargs)
+
+
+def make_pettingzoo_env(
+    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+) -> PettingZooParallelEnv:
+    """The ``make_env_func`` of every env of the family."""
+    del env_config
+    max_cycles = int(getattr(cfg, "pettingzoo_max_cycles", -1)) if cfg is not None else -1
+    size = int(getattr(cfg, "pettingzoo_img_size", 64)) if cfg is not None else 64
+    env = make_pettingzoo_parallel_env(full_env_name, max_cycles, render_mode)
+    transform = None
+    if PETTINGZOO_SPECS[full_env_name].image:
+        transform = resize_to_chw(env.observation_space(env.possible_agents[0]), size)
+    return PettingZooParallelEnv(env, obs_transform=transform)
+
+
+def add_pettingzoo_env_args(env_name: str, parser: argparse.ArgumentParser) -> None:
+    """Flags of the family (the same for every env); saved in config.json, so enjoy and eval rebuild the env."""
+    del env_name
+    group = parser.add_argument_group("PettingZoo", "Flags of the PettingZoo envs.")
+    group.add_argument(
+        "--pettingzoo_max_cycles",
+        type=int,
+        default=-1,
+        help="Steps before an episode is truncated; -1 keeps the env's own (900 for knights_archers_zombies_v11, "
+        "125 for pistonball_v6). Short episodes are handy for quick tests.",
+    )
+    group.add_argument(
+        "--pettingzoo_img_size",
+        type=int,
+        default=64,
+        help="Image envs only: side of the square CHW frame each agent's view is resized to.",
+    )
+
+
+def pettingzoo_override_defaults(env_name: str, parser: argparse.ArgumentParser) -> None:
+    """Family defaults, plus an MLP for vector envs or pixel scaling for image envs."""
+    parser.set_defaults(**PETTINGZOO_DEFAULTS)
+    spec = PETTINGZOO_SPECS.get(env_name)
+    parser.set_defaults(**(IMAGE_DEFAULTS if spec is not None and spec.image else VECTOR_DEFAULTS))
+
+
+def register_pettingzoo_envs(env_name: str | None = None) -> None:
+    """Register every env of the family (``env_name``, passed by generic tools, makes no difference)."""
+    del env_name
+    for name in PETTINGZOO_SPECS:
+        register_env(name, make_pettingzoo_env)
+
+
+def parse_pettingzoo_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
+    """Standard flags, the family's flags and the defaults of ``--env`` (default env if none), then the final parse."""
+    parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
+    env_name = partial_cfg.env or DEFAULT_ENV
+    add_pettingzoo_env_args(env_name, parser)
+    pettingzoo_override_defaults(env_name, parser)
+    if evaluation:
+        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
+    return parse_full_cfg(parser, argv)
+
+
+def check_env_name(cfg: Config) -> bool:
+    """Fail early, naming the family's envs, before any process starts."""
+    if cfg.env in PETTINGZOO_SPECS:
+        return True
+    log.error("%s", unknown_env_message(str(cfg.env), sorted(PETTINGZOO_SPECS)))
+    return False
+
+
+def main() -> StatusCode:
+    register_pettingzoo_envs()
+    cfg = parse_pettingzoo_args()
+    if not check_env_name(cfg):
+        return 1
+    return run_rl(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
