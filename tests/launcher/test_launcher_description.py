@@ -202,3 +202,10 @@ def test_sample_factory_2_surface(module: str, name: str, params: list[str]) -> 
     """The launcher names of the project's API_SURFACE.md, with the parameters Sample Factory 2 callers pass."""
     obj = getattr(importlib.import_module(module), name)
     assert list(inspect.signature(obj).parameters) == params
+
+
+def test_the_mujoco_sweep_covers_every_env_of_the_family():
+    from sf_examples.mujoco.experiments.mujoco_all_envs import ENVS
+    from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS
+
+    assert sorted(ENVS) == sorted(MUJOCO_ENVS)
