@@ -62,7 +62,7 @@ format: setup
 
 docs: setup
 	$(PY) docs/gen_flags.py > docs/flags.md
-	$(VENV)/bin/mkdocs build -q
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build -q --strict
 
 bench: setup
 	../shared/bench/compare_sf2.sh cartpole

@@ -31,7 +31,15 @@ extras = {
     "video": ["imageio>=2.34", "imageio-ffmpeg>=0.5"],
     # sharing agents on the Hugging Face Hub (sample_factory.huggingface); tested with huggingface_hub 2.4
     "huggingface": ["huggingface_hub>=0.25"],
-    "dev": ["pytest>=8", "pytest-timeout>=2.3", "ruff>=0.6", "mkdocs>=1.6", "matplotlib>=3.8", "tensorboard>=2.16"],
+    "dev": [
+        "pytest>=8",
+        "pytest-timeout>=2.3",
+        "ruff>=0.6",
+        "mkdocs>=1.6",
+        "mkdocs-material>=9.5",
+        "matplotlib>=3.8",
+        "tensorboard>=2.16",
+    ],
 }
 
 setup(
