@@ -24,9 +24,9 @@ def test_training_thread_trains_with_the_learners_thread_count() -> None:
     worker.cfg, worker.name = None, "learner_p0"
     inbox = queue.Queue()
     worker.loop = EventLoop("main", inbox, Router({"learner_p0": "main"}, {"main": inbox}))
-    worker._train = lambda prepared: seen.append(torch.get_num_threads())
+    worker._train = lambda prepared, generation: seen.append(torch.get_num_threads())
     worker.train_queue = queue.Queue()
-    worker.train_queue.put((0, "prepared batch"))
+    worker.train_queue.put((0, "prepared batch", 0))  # batch index, prepared batch, weights generation
     worker.train_queue.put(None)  # then stop
     before = torch.get_num_threads()
     try:
