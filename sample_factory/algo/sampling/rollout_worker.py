@@ -35,6 +35,7 @@ from sample_factory.algo.sampling.exact_resume import WorkerResume
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
+from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -58,16 +59,26 @@ class RolloutWorker(Component):
         traj: TensorDict,
         slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
+        restart: RestartInfo | None = None,
     ) -> None:
         super().__init__(rollout_worker_name(worker_idx), router)
         self.cfg = cfg
         self.env_info = env_info
         self.worker_idx = worker_idx
         self.traj = traj
+        # a restarted worker: its slots that batchers still hold come back later by on_slots_freed
+        withheld = restart.withheld_slots if restart is not None else {}
+        held = {slot for slots in withheld.values() for slot in slots}
         # this worker's free trajectory slots, oldest first; only this worker takes from it
         self.free_slots: collections.deque[int] = collections.deque(
-            slot_owners.initial_free(worker_idx) if slot_owners is not None else ()
+            s for s in (slot_owners.initial_free(worker_idx) if slot_owners is not None else ()) if s not in held
         )
+        self.restarted = restart is not None
+        # peers being restarted (see docs/reliability.md): slots handed to a batcher (slot -> policy) and not yet
+        # back, reclaimed if that policy's learner dies; policies whose learner or inference worker is down
+        self.handed_out: dict[int, int] = {slot: p for p, slots in withheld.items() for slot in slots}
+        self.learners_down: set[int] = set()
+        self.inference_down: set[int] = set()
         self.rollout = cfg.rollout
         self.runners: list[NonBatchedEnvRunner | BatchedEnvRunner] = []
         self.waiting_for_slots: list[int] = []  # splits that finished a rollout and wait for fresh slots, in order
@@ -117,6 +128,7 @@ class RolloutWorker(Component):
                 raise RuntimeError(f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)")
             runner.reset([self._env_seed(split, i) for i in range(per_split)])
         self.splits_started = [False] * cfg.worker_num_splits
+        # per split, a bit per policy whose actions it waits for (several policies may control a split's actors)
         self._awaiting = [0] * cfg.worker_num_splits
 
     def _allocate_carry(self, num_actors: int) -> dict:
@@ -186,7 +198,7 @@ class RolloutWorker(Component):
                 self.splits_started[split] = True
                 self._begin_next_rollout(split)
             return
-        delay_max = self.cfg.decorrelate_experience_max_seconds
+        delay_max = 0.0 if self.restarted else self.cfg.decorrelate_experience_max_seconds
         for split in range(len(self.runners)):
             if delay_max > 0:
                 delay = self.rng.uniform(0, delay_max)
@@ -203,11 +215,15 @@ class RolloutWorker(Component):
         self._zero_rnn_states(self.runners[split].state.slots, 0)
         self._request_actions(split)
 
-    def on_actions_ready(self, splits: list[int]) -> None:
+    def on_actions_ready(self, splits: list[int], policy_id: int = 0) -> None:
+        bit = 1 << policy_id
         for split in splits:
             # with several policies a split waits for one reply per policy that controls some of its actors
-            self._awaiting[split] -= 1
-            if self._awaiting[split] > 0:
+            awaiting = self._awaiting[split]
+            if not awaiting & bit:
+                continue  # not waited for: a reply to a request re-issued after its inference worker restarted
+            self._awaiting[split] = awaiting = awaiting & ~bit
+            if awaiting:
                 continue
             try:
                 self._advance_split(split)
@@ -238,15 +254,22 @@ class RolloutWorker(Component):
         st = self.runners[split].state
         if self.num_policies == 1:
             self._awaiting[split] = 1
-            self.send(self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist())
+            if not self.inference_down:  # else sent once the inference worker is back
+                self.send(
+                    self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist()
+                )
             return
-        policies = np.unique(st.policy)
-        self._awaiting[split] = len(policies)
-        for policy in policies:
-            slots = st.slots[st.policy == policy]
-            self.send(
-                self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist()
-            )
+        awaiting = 0
+        for policy in np.unique(st.policy).tolist():
+            awaiting |= 1 << policy
+            if policy not in self.inference_down:
+                self._send_request(split, policy)
+        self._awaiting[split] = awaiting
+
+    def _send_request(self, split: int, policy: int) -> None:
+        st = self.runners[split].state
+        slots = st.slots[st.policy == policy] if self.num_policies > 1 else st.slots
+        self.send(self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist())
 
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state
@@ -255,8 +278,12 @@ class RolloutWorker(Component):
         for policy in range(self.num_policies):
             mask = st.policy == policy
             if mask.any():
-                frames = int(st.frames[mask].sum())
-                self.send(batcher_name(policy), "on_new_trajectories", old_slots[mask].tolist(), frames)
+                slots = old_slots[mask].tolist()
+                if policy in self.learners_down:  # its learner is being restarted: the experience is dropped
+                    self.free_slots.extend(slots)
+                    continue
+                self.handed_out.update(dict.fromkeys(slots, policy))
+                self.send(batcher_name(policy), "on_new_trajectories", slots, int(st.frames[mask].sum()))
         st.frames[:] = 0
         self._switch_policies(runner)
         st.slots[:] = -1
@@ -290,6 +317,9 @@ class RolloutWorker(Component):
 
         This message is the only wake-up a waiting split needs, so it continues within the same loop iteration.
         """
+        handed_out = self.handed_out
+        for slot in slots:
+            handed_out.pop(slot, None)
         self.free_slots.extend(slots)
         if not self.waiting_for_slots or self.stopped:
             return
@@ -300,6 +330,35 @@ class RolloutWorker(Component):
             else:
                 self._begin_next_rollout(split)
         self.waiting_for_slots = still_waiting
+
+    # ---------------------------------------------------------------- peers restarted by the runner
+    def on_inference_worker_lost(self, name: str, token: int) -> None:
+        """``name`` died: hold back requests to it until it is back (its inbox is emptied before it restarts)."""
+        self.inference_down.update(p for p, target in enumerate(self._inference_targets) if target == name)
+        self.send(RUNNER, "on_restart_ack", token, self.name, None)
+
+    def on_inference_worker_restarted(self, name: str) -> None:
+        """Send ``name`` again every request it owes an answer to: they were lost with it or held back."""
+        policies = [p for p, target in enumerate(self._inference_targets) if target == name]
+        self.inference_down.difference_update(policies)
+        if self.stopped or not self.runners:
+            return
+        for split, awaiting in enumerate(self._awaiting):
+            for policy in policies:
+                if awaiting & (1 << policy):
+                    self._send_request(split, policy)
+
+    def on_learner_lost(self, policy_id: int, token: int) -> None:
+        """The learner (and batcher) of ``policy_id`` died: its slots come back here now, and until it is back the
+        trajectories of its agents are dropped instead of sent."""
+        self.learners_down.add(policy_id)
+        reclaimed = [slot for slot, p in self.handed_out.items() if p == policy_id]
+        self.send(RUNNER, "on_restart_ack", token, self.name, None)
+        if reclaimed:
+            self.on_slots_freed(reclaimed)
+
+    def on_learner_restarted(self, policy_id: int) -> None:
+        self.learners_down.discard(policy_id)
 
     # ---------------------------------------------------------------- population-based training
     def on_pbt_reward_shaping(self, policy_id: int, scheme: dict) -> None:
