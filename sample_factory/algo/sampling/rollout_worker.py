@@ -26,12 +26,14 @@ import torch
 
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
+    EnvRecovery,
     EpisodeStats,
     NonBatchedEnvRunner,
     env_seed,
     split_env_config,
 )
 from sample_factory.algo.sampling.exact_resume import WorkerResume
+from sample_factory.algo.sampling.peer_restarts import PeerRestarts
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
@@ -49,7 +51,7 @@ from sample_factory.utils.typing import Config
 STATS_REPORT_PERIOD = 1.0
 
 
-class RolloutWorker(Component):
+class RolloutWorker(PeerRestarts, Component):
     def __init__(
         self,
         cfg: Config,
@@ -140,9 +142,18 @@ class RolloutWorker(Component):
         cfg = self.cfg
         first = split * per_split
         if cfg.batched_sampling:
-            return self._make_batched_runner(self._env_config(first), per_split)
-        envs = [create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i)) for i in range(per_split)]
-        return NonBatchedEnvRunner(cfg, self.env_info, envs, traj_np, EpisodeStats(0))
+            runner = self._make_batched_runner(self._env_config(first), per_split)
+            make = lambda _: self._make_batched_runner(self._env_config(first), per_split).env  # noqa: E731
+            num_envs = 1
+        else:
+            make = lambda i: create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i))  # noqa: E731
+            runner = NonBatchedEnvRunner(
+                cfg, self.env_info, [make(i) for i in range(per_split)], traj_np, EpisodeStats(0)
+            )
+            num_envs = per_split
+        if getattr(cfg, "env_error_behavior", "fail") == "recreate":
+            runner.recovery = EnvRecovery(make, num_envs)
+        return runner
 
     def _env_config(self, vector_index: int) -> AttrDict:
         return split_env_config(self.cfg, self.worker_idx, vector_index)
@@ -237,6 +248,8 @@ class RolloutWorker(Component):
         runner = self.runners[split]
         with self.timing.add_time("env_step"):
             runner.step()
+        if runner.recovery is not None and runner.recovery.errors:
+            self._report_recreated(runner.recovery)
         st = runner.state
         dones = runner.last_dones
         if dones.any():
@@ -331,35 +344,6 @@ class RolloutWorker(Component):
                 self._begin_next_rollout(split)
         self.waiting_for_slots = still_waiting
 
-    # ---------------------------------------------------------------- peers restarted by the runner
-    def on_inference_worker_lost(self, name: str, token: int) -> None:
-        """``name`` died: hold back requests to it until it is back (its inbox is emptied before it restarts)."""
-        self.inference_down.update(p for p, target in enumerate(self._inference_targets) if target == name)
-        self.send(RUNNER, "on_restart_ack", token, self.name, None)
-
-    def on_inference_worker_restarted(self, name: str) -> None:
-        """Send ``name`` again every request it owes an answer to: they were lost with it or held back."""
-        policies = [p for p, target in enumerate(self._inference_targets) if target == name]
-        self.inference_down.difference_update(policies)
-        if self.stopped or not self.runners:
-            return
-        for split, awaiting in enumerate(self._awaiting):
-            for policy in policies:
-                if awaiting & (1 << policy):
-                    self._send_request(split, policy)
-
-    def on_learner_lost(self, policy_id: int, token: int) -> None:
-        """The learner (and batcher) of ``policy_id`` died: its slots come back here now, and until it is back the
-        trajectories of its agents are dropped instead of sent."""
-        self.learners_down.add(policy_id)
-        reclaimed = [slot for slot, p in self.handed_out.items() if p == policy_id]
-        self.send(RUNNER, "on_restart_ack", token, self.name, None)
-        if reclaimed:
-            self.on_slots_freed(reclaimed)
-
-    def on_learner_restarted(self, policy_id: int) -> None:
-        self.learners_down.discard(policy_id)
-
     # ---------------------------------------------------------------- population-based training
     def on_pbt_reward_shaping(self, policy_id: int, scheme: dict) -> None:
         """PBT's reward-shaping scheme for ``policy_id``: applied now to its agents, later to agents it takes over."""
@@ -407,6 +391,10 @@ class RolloutWorker(Component):
             self.send(RUNNER, "on_episodes_finished", finished)
             self.stats.finished = []
         self.send(RUNNER, "on_heartbeat", self.name)
+
+    def _report_recreated(self, recovery: EnvRecovery) -> None:
+        errors, recovery.errors = recovery.errors, []
+        self.send(RUNNER, "on_envs_recreated", self.name, len(errors), errors[-1])
 
     def _report_error(self) -> None:
         tb = traceback.format_exc()
