@@ -156,3 +156,14 @@ def test_an_env_that_fails_again_right_after_each_recreation_ends_the_run():
     with pytest.raises(EnvKeepsFailing, match="--env_error_behavior=fail"):
         runner.step()
     assert made == [0, 0, 0]
+
+
+@pytest.mark.parametrize("flag", ["heartbeat_timeout", "max_restarts", "max_restarts_total"])
+def test_negative_fault_tolerance_flags_are_refused(flag):
+    from sample_factory.cfg.validation import ConfigError, validate_cfg
+
+    cfg = default_cfg(env="CartPole-v1")
+    cfg.device = "cpu"
+    setattr(cfg, flag, -1)
+    with pytest.raises(ConfigError, match=f"--{flag}=-1 must be >= 0"):
+        validate_cfg(cfg)
