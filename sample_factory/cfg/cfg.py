@@ -76,6 +76,7 @@ def add_rl_args(p: ArgParser) -> None:
     add_process_args(p)
     add_logging_args(p)
     add_checkpoint_args(p)
+    add_fault_tolerance_args(p)
     add_legacy_aliases(p)
 
 
@@ -389,6 +390,45 @@ def add_checkpoint_args(p: ArgParser) -> None:
     )
     g.add_argument(
         "--save_best_after", type=int, default=100000, help="Env steps before best-policy checkpoints start."
+    )
+
+
+def add_fault_tolerance_args(p: ArgParser) -> None:
+    """What a parallel run does when a worker process dies or hangs, or an env raises (docs/reliability.md)."""
+    g = p.add_argument_group(
+        "Fault tolerance", "Restarting dead or silent worker processes in place; recreating envs that raise."
+    )
+    g.add_argument(
+        "--heartbeat_timeout",
+        type=int,
+        default=120,
+        help="Parallel mode: a worker process that sends no heartbeat for this many seconds (an env step or a "
+        "simulator that hangs, a deadlock) is killed and restarted like a dead one. 0 disables the check. Raise it "
+        "when single env steps or checkpoint writes legitimately take minutes.",
+    )
+    g.add_argument(
+        "--max_restarts",
+        type=int,
+        default=3,
+        help="Parallel mode: how many times one worker process (a rollout worker, an inference worker, a "
+        "policy's learner) may be restarted after dying or hanging; one more death stops the run with FAILURE "
+        "and its last traceback. 0 turns restarts off (any dead worker ends the run).",
+    )
+    g.add_argument(
+        "--max_restarts_total",
+        type=int,
+        default=10,
+        help="Parallel mode: restarts of all worker processes together after which the next death stops the run "
+        "with FAILURE (a machine that keeps killing processes, e.g. out of memory, is not worth fighting).",
+    )
+    g.add_argument(
+        "--env_error_behavior",
+        type=str,
+        default="recreate",
+        choices=["recreate", "fail"],
+        help="An env whose step or reset raises: recreate closes it, makes a new one on the same worker, drops its "
+        "unfinished episode from the statistics and goes on (an env that fails 3 times in a row without finishing "
+        "an episode still ends the run); fail ends the run at once with the traceback (for debugging an env).",
     )
 
 

@@ -192,7 +192,15 @@ def _range_problems(cfg: Config) -> list[str]:
         problems.append(
             f"--recurrence={cfg.recurrence} must be >= 1, or -1 for a whole rollout with an RNN (1 without)"
         )
-    return problems + _pbt_range_problems(cfg)
+    return problems + _fault_tolerance_problems(cfg) + _pbt_range_problems(cfg)
+
+
+def _fault_tolerance_problems(cfg: Config) -> list[str]:
+    """Counts and seconds of docs/reliability.md: 0 turns a check off, a negative value means nothing."""
+    names = ("heartbeat_timeout", "max_restarts", "max_restarts_total")
+    return [
+        f"--{name}={getattr(cfg, name)} must be >= 0 (0 turns it off)" for name in names if getattr(cfg, name, 0) < 0
+    ]
 
 
 def _pbt_range_problems(cfg: Config) -> list[str]:

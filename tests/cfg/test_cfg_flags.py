@@ -85,6 +85,10 @@ FLAG_TABLE = """
 --summaries_use_frameskip | str2bool | True |  |  |
 --heartbeat_interval | int | 20 |  |  |
 --heartbeat_reporting_interval | int | 180 |  |  |
+--heartbeat_timeout | int | 120 |  |  |
+--max_restarts | int | 3 |  |  |
+--max_restarts_total | int | 10 |  |  |
+--env_error_behavior | str | 'recreate' |  | recreate,fail |
 --train_for_env_steps | int | 10000000000 |  |  |
 --train_for_seconds | int | 10000000000 |  |  |
 --save_every_sec | int | 120 |  |  |
@@ -217,7 +221,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 134
+    assert len(SPECS) == 138
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

@@ -58,6 +58,8 @@ class Batcher(Component):
         self.held_slots: dict[int, list[int]] = {}  # sync mode: the slots of each batch being trained on
         self.env_steps = 0  # env frames received in this run
         self.stopped = False
+        # rollout workers being restarted: their slots freed meanwhile wait here for the new process (worker -> slots)
+        self.parked: dict[int, list[int]] = {}
         if sampler_states is not None:
             sampler_states.register_rest_check(self.name, lambda: not self.pending)
 
@@ -75,7 +77,7 @@ class Batcher(Component):
         False (the run is over and the sampler must stay at rest for its state to be saved)."""
         held = self.held_slots.pop(batch_idx, None)
         if held and release_slots:
-            self.slot_owners.give_back(self.send, held)
+            self._give_back(held)
         self.free_batches.append(batch_idx)
         self._make_batches()
 
@@ -87,10 +89,34 @@ class Batcher(Component):
             with self.timing.add_time("batching"):
                 self.batches.fill(batch_idx, self.traj, torch.tensor(slots, dtype=torch.int64))
             if self.cfg.async_rl:
-                self.slot_owners.give_back(self.send, slots)
+                self._give_back(slots)
             else:
                 self.held_slots[batch_idx] = slots
             self.send(learner_name(self.policy_id), "on_batch_ready", batch_idx, self.env_steps)
+
+    def _give_back(self, slots: list[int]) -> None:
+        if self.parked:
+            owner = self.slot_owners.owner
+            for slot in [s for s in slots if owner(s) in self.parked]:
+                self.parked[owner(slot)].append(slot)
+            slots = [s for s in slots if owner(s) not in self.parked]
+        self.slot_owners.give_back(self.send, slots)
+
+    # ---------------------------------------------------------------- a rollout worker restarted by the runner
+    def on_rollout_worker_lost(self, worker_idx: int, token: int) -> None:
+        """Tell the runner which of the dead worker's slots this batcher still holds (its replacement must not
+        take them yet), and keep what is freed from now on for the replacement (the dead inbox is emptied)."""
+        owner = self.slot_owners.owner
+        held = [s for s in self.pending if owner(s) == worker_idx]
+        held += [s for slots in self.held_slots.values() for s in slots if owner(s) == worker_idx]
+        self.parked.setdefault(worker_idx, [])
+        self.send(RUNNER, "on_restart_ack", token, self.name, {self.policy_id: held})
+
+    def on_rollout_worker_restarted(self, worker_idx: int) -> None:
+        """The replacement runs: it gets the slots freed meanwhile, and later ones directly."""
+        slots = self.parked.pop(worker_idx, [])
+        if slots:
+            self.slot_owners.give_back(self.send, slots)
 
     def on_stop_requested(self) -> None:
         self.stopped = True

@@ -48,17 +48,40 @@ def list_checkpoints(cfg: Config, policy_id: int) -> list[str]:
     return sorted(paths, key=lambda p: int(_NAME_RE.search(p).group(1)))
 
 
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (full disk, read-only or vanished folder); the message names the fix."""
+
+
 def save_checkpoint_atomic(state: dict, path: str) -> None:
-    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file.
+
+    Raises CheckpointWriteError, naming the file, the cause and the fix, when the disk refuses the write; the
+    previous checkpoints are left as they were.
+    """
     tmp = f"{path}.tmp.{os.getpid()}"
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         torch.save(state, tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):  # e.g. disk full: do not leave half a file behind
-            os.remove(tmp)
+            _remove_quietly(tmp)
+        if isinstance(exc, OSError) or _is_write_error(exc):
+            raise CheckpointWriteError(
+                f"cannot write checkpoint {path}: {_cause(exc)}. Free disk space or make the folder writable, or "
+                "point --train_dir at a disk that is; the older checkpoints in that folder are intact"
+            ) from exc
         raise
+
+
+def _is_write_error(exc: BaseException) -> bool:
+    """torch.save reports some failed writes as RuntimeError (its zip writer), the OS error only in the text."""
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("file write failed" in text or "No space left" in text)
+
+
+def _cause(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
 
 
 def save_checkpoint(cfg: Config, policy_id: int, state: dict, train_step: int, env_steps: int) -> str:

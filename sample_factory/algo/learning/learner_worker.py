@@ -29,6 +29,7 @@ import traceback
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches
 from sample_factory.algo.learning.checkpoints import (
+    CheckpointWriteError,
     load_latest_checkpoint,
     save_best_checkpoint,
     save_checkpoint,
@@ -98,6 +99,8 @@ class LearnerWorker(Component):
         self.best_metric = -math.inf  # best --save_best_metric so far, kept in the checkpoints across restarts
         self.samples_trained = 0
         self.stopping = False
+        # False once training or a weights transfer failed half-way: the model is then not saved at stop
+        self.consistent = True
         # PBT: +1 whenever the weights are replaced by a donor's; batches prepared before that are not trained on
         self.weights_generation = 0
 
@@ -199,6 +202,7 @@ class LearnerWorker(Component):
             self.loop.post(self.name, "on_training_done", batch_idx, stats)
 
     def on_training_error(self, tb: str) -> None:
+        self.consistent = False
         log.error("%s training failed:\n%s", self.name, tb)
         self.send(RUNNER, "on_component_error", self.name, tb)
 
@@ -211,7 +215,10 @@ class LearnerWorker(Component):
             stats.update(memory_stats("learner", self.learner.device))
         self.send(RUNNER, "on_train_stats", self.policy_id, stats, self.env_steps, True)
         if self._checkpoint_due() or self._milestone_due():
-            self.save()
+            try:
+                self.save()
+            except CheckpointWriteError:
+                self._report_error()
 
     # ---------------------------------------------------------------- checkpoints and shutdown
     def _checkpoint_due(self) -> bool:
@@ -314,6 +321,7 @@ class LearnerWorker(Component):
                 digest = weights_digest(self.learner.actor_critic.state_dict())
             os.remove(path)
         except Exception:
+            self.consistent = False
             self._report_error()
             return
         log.info(
@@ -331,7 +339,10 @@ class LearnerWorker(Component):
         if self.thread is not None:
             self.train_queue.put(None)
             self.thread.join(timeout=60)
-        if save:
+        if save and not self.consistent:
+            log.error("%s: not saving a final checkpoint, its model was left half-updated by the error above; the "
+                      "latest checkpoint on disk is its last consistent state", self.name)  # fmt: skip
+        elif save:
             try:
                 self.save()
             except Exception:

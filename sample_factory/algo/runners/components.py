@@ -17,6 +17,7 @@ from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -37,6 +38,8 @@ class SharedState:
     serial: bool
     # exact resume in serial sync mode (an in-process object; None in parallel mode)
     sampler_states: SamplerStateExchange | None = None
+    # parallel mode, a process started again in place of a dead one: what its components must know
+    restart: RestartInfo | None = None
 
 
 @dataclass
@@ -88,11 +91,13 @@ def rollout_worker_names(specs: list[LoopSpec]) -> list[str]:
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    return [RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.slot_owners, s.sampler_states)]
+    worker = RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.slot_owners, s.sampler_states, s.restart)
+    return [worker]
 
 
 def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
-    return [InferenceWorker(s.cfg, s.env_info, policy_id, idx, router, s.traj, s.weights[policy_id])]
+    worker = InferenceWorker(s.cfg, s.env_info, policy_id, idx, router, s.traj, s.weights[policy_id], s.slot_owners)
+    return [worker]
 
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:

@@ -40,6 +40,8 @@ REPORT_PERIOD = 5.0
 STOP_TIMEOUT = 20.0
 # --benchmark=True: a fixed amount of experience, no checkpoints and no done marker
 BENCHMARK_ENV_STEPS = 1_000_000
+# messages the runner sends to a rollout worker that a restarted one must get again (the latest per policy)
+REPLAYED_SLOTS = ("on_pbt_reward_shaping",)
 
 
 class RunnerComponent(Component):
@@ -74,6 +76,9 @@ class RunnerComponent(Component):
         self.loop: EventLoop | None = None
         self._interrupted = False
         self.last_summary_step = {p: -1 for p in range(cfg.num_policies)}
+        self.restarts_total = 0  # worker processes restarted (parallel mode)
+        self.envs_recreated = 0  # envs closed and made again after they raised (--env_error_behavior=recreate)
+        self.replayed: dict[tuple, tuple] = {}  # (component, slot, first arg) -> args, see REPLAYED_SLOTS
 
     # ---------------------------------------------------------------- life cycle
     def attach(self, loop: EventLoop, specs: list[LoopSpec]) -> None:
@@ -109,11 +114,36 @@ class RunnerComponent(Component):
     def on_component_ready(self, name: str) -> None:
         self.ready.add(name)
         self.last_heartbeat[name] = time.monotonic()
-        if self.sampling_started_at is None and self.ready >= set(self.component_names):
+        if self.sampling_started_at is not None:
+            self.component_back(name)
+            return
+        if self.ready >= set(self.component_names):
             log.info("All %d components ready, collecting experience", len(self.component_names))
             self.sampling_started_at = time.monotonic()
             for name in self.rollout_workers:
                 self.send(name, "on_begin_sampling")
+
+    def component_back(self, name: str) -> None:
+        """A component is ready while training runs: it replaces a dead one (parallel mode)."""
+
+    def resume_rollout_worker(self, name: str) -> None:
+        """A restarted rollout worker is ready: what it missed, then the start of sampling."""
+        for (component, slot, _), args in self.replayed.items():
+            if component == name:
+                self.send(component, slot, *args)
+        self.send(name, "on_begin_sampling")
+
+    def send(self, component: str, slot: str, *args) -> None:
+        if slot in REPLAYED_SLOTS:
+            self.replayed[(component, slot, args[0] if args else None)] = args
+        super().send(component, slot, *args)
+
+    def on_envs_recreated(self, name: str, count: int, error: str) -> None:
+        """A rollout worker recreated ``count`` envs after they raised ``error`` (one line, the traceback is in the
+        worker's own log line)."""
+        self.envs_recreated += count
+        log.warning("%s recreated %d env(s) after: %s (envs recreated in this run: %d)", name, count, error,
+                    self.envs_recreated)  # fmt: skip
 
     def on_envs_starting(self, name: str) -> None:
         self.envs_starting_at[name] = time.monotonic()
@@ -159,7 +189,7 @@ class RunnerComponent(Component):
     def on_component_error(self, name: str, tb: str) -> None:
         log.error("Component %s failed, stopping the run. Its traceback:\n%s", name, tb)
         self.status = ExperimentStatus.FAILURE
-        self.request_stop(save=False)
+        self.request_stop()  # the learners keep their last consistent state (a learner that failed itself does not)
 
     def on_component_stopped(self, name: str, tree: str) -> None:
         self.stopped_trees[name] = tree
@@ -224,6 +254,8 @@ class RunnerComponent(Component):
             values["perf/_fps"] = fps
             values["perf/_sample_throughput"] = _nan_to_zero(self.sample_meters[p].fps(FPS_WINDOWS[0]))
             values.update({f"stats/{k}": v for k, v in memory_stats("runner", "cpu").items()})
+            values["reliability/restarts"] = self.restarts_total
+            values["reliability/envs_recreated"] = self.envs_recreated
             self.writers.scalars(p, values, step)
             if self.wandb is not None:  # lifecycle
                 self.wandb.log(p, values, step)
@@ -264,7 +296,7 @@ class RunnerComponent(Component):
             ", ".join(stuck),
         )
         self.status = ExperimentStatus.FAILURE
-        self.request_stop(save=False)
+        self.request_stop(save=False)  # nothing was trained yet
 
     def target_env_steps(self) -> int:
         if self.cfg.benchmark:
@@ -319,6 +351,8 @@ class RunnerComponent(Component):
         self.finished_at = time.monotonic()
         unreachable = []
         for name in self.component_names:
+            if self.unreachable(name):
+                continue
             args = (save,) if self.component_kinds.get(name) == "learner" else ()
             try:
                 self.send(name, "on_stop_requested", *args)
@@ -329,6 +363,10 @@ class RunnerComponent(Component):
         for name in unreachable:
             if name not in self.stopped_trees:
                 self.on_component_stopped(name, "")
+
+    def unreachable(self, name: str) -> bool:
+        """Parallel mode: the component's process died and was not replaced (nothing to tell it)."""
+        return False
 
     def _finish(self) -> None:
         self.call_user_code(self.owner.notify_observers, "on_stop")
@@ -351,6 +389,8 @@ class RunnerComponent(Component):
         collected = {p: self.collected(p) for p in self.env_steps}
         start = self.sampling_started_at or self.train_started
         elapsed = max(1e-9, (self.finished_at or time.monotonic()) - start)
+        if self.restarts_total or self.envs_recreated:
+            log.info("Worker processes restarted: %d, envs recreated: %d", self.restarts_total, self.envs_recreated)
         log.info("Collected %s, FPS: %.1f", collected, sum(collected.values()) / elapsed)
 
     def _report_order(self) -> list[str]:

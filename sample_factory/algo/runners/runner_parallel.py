@@ -4,7 +4,8 @@ Children are started with the ``spawn`` method (safe with torch and simulator
 threads). Each child ignores SIGINT/SIGTERM: the runner alone decides when to
 stop and tells every component, so checkpoints get written. Each child also
 watches its parent and exits if the runner disappears, so no orphan survives
-a crashed or killed runner.
+a crashed or killed runner. A child that dies or stops sending heartbeats once training runs is restarted in
+place (``respawn``); one that dies during start-up ends the run, as a start-up failure is a bug to fix, not luck.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import multiprocessing
 import os
 import signal
 import time
+import traceback
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
+from sample_factory.algo.runners.respawn import Respawner, describe_exit, silence_limit
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LoopLiveness, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
 from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
@@ -29,6 +33,7 @@ from sample_factory.utils.processes import cores_for_worker_process
 from sample_factory.utils.typing import Config, StatusCode
 
 RUNNER_LOOP = "runner"
+SPARE_INBOX_BYTES = 1024 * 1024
 JOIN_TIMEOUT = 10.0
 PARENT_CHECK_PERIOD = 1.0
 
@@ -108,7 +113,7 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
     if cfg.log_to_file:
         init_file_logger(experiment_dir(cfg))
     _set_process_options(cfg, spec, spec.worker_idx)
-    loop = EventLoop(spec.name, router.inboxes[spec.name], router)
+    loop = EventLoop(spec.name, router.inbox_of(spec.name), router)
     for component in spec.build(router, shared):
         loop.add_component(component)
 
@@ -119,7 +124,19 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
             loop.stop()
 
     loop.add_timer(PARENT_CHECK_PERIOD, check_parent)
-    loop.run()
+    try:
+        loop.run()
+    except BaseException:
+        _tell_runner_last_words(router, spec.name, traceback.format_exc())
+        raise
+
+
+def _tell_runner_last_words(router: Router, loop_name: str, tb: str) -> None:
+    """Send the runner the traceback that ends this process, so a restart or a failure can name it."""
+    try:
+        router.send(RUNNER, "on_process_traceback", loop_name, tb)
+    except Exception:  # the runner is gone or unreachable: the traceback still goes to stderr
+        pass
 
 
 class ParallelRunner(Runner):
@@ -131,6 +148,13 @@ class ParallelRunner(Runner):
         self.inboxes: dict = {}
         self.liveness: LoopLiveness | None = None
         self.shared: SharedState | None = None
+        self.specs: dict[str, LoopSpec] = {}  # every child's loop spec, by loop name
+        self.component_loops: dict[str, str] = {}
+        self.dead: set[str] = set()  # loops whose process died (and was reported) and has not been replaced yet
+        self.kill_reasons: dict[str, str] = {}  # loops this runner killed, and why
+        self._spawn_args: tuple | None = None
+        self.spare_inboxes: list = []
+        self._spares_used = 0
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
@@ -152,10 +176,15 @@ class ParallelRunner(Runner):
         self.inboxes = {RUNNER_LOOP: make_mp_inbox(), **{spec.name: make_mp_inbox() for spec in specs}}
         # shared by every process: a sender stuck on the full inbox of a dead loop fails instead of waiting forever
         self.liveness = LoopLiveness(self.inboxes, share=True)
-        router = Router(component_loops, self.inboxes, self.liveness)
+        # one fresh inbox per allowed restart (see LoopLiveness); small: a restarted loop's traffic is control only
+        restarts = cfg.max_restarts_total if cfg.max_restarts > 0 and self.learner_specs is None else 0
+        self.spare_inboxes = [make_mp_inbox(SPARE_INBOX_BYTES) for _ in range(max(0, restarts))]
+        router = Router(component_loops, self.inboxes, self.liveness, self.spare_inboxes)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
         self.runner.attach(loop, all_specs)
+        self.runner.respawner = Respawner(self.runner, self, all_specs)
+        self.component_loops = component_loops
         for spec in all_specs:
             if spec.in_main_process:
                 for component in spec.build(router, shared):
@@ -163,20 +192,34 @@ class ParallelRunner(Runner):
         self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
 
-        ctx = multiprocessing.get_context("spawn")
-        child_router = Router(component_loops, self.inboxes, self.liveness)
+        child_router = Router(component_loops, self.inboxes, self.liveness, self.spare_inboxes)
+        self._spawn_args = (multiprocessing.get_context("spawn"), child_router, sf_global_context())
         for spec in specs:
-            proc = ctx.Process(
-                target=_child_main,
-                args=(spec, child_router, shared_state_for(spec, shared), sf_global_context(), os.getpid()),
-                name=spec.name,
-                daemon=False,
-            )
-            proc.start()
-            self.processes[spec.name] = proc
-            self.process_components[spec.name] = spec.component_names
+            self.start_process(spec)
         log.info("Started %d processes", len(self.processes))
         return ExperimentStatus.SUCCESS
+
+    def start_process(self, spec: LoopSpec, restart: RestartInfo | None = None) -> None:
+        """Start the child process of ``spec`` (again, in place of a dead one, when ``restart`` is given)."""
+        ctx, child_router, sf_context = self._spawn_args
+        shared = shared_state_for(spec, self.shared)
+        if restart is not None:
+            shared = dataclasses.replace(shared, restart=restart)
+        old = self.processes.get(spec.name)
+        if old is not None:
+            old.join(timeout=1.0)  # reaps the dead one
+        self.liveness.mark_alive(spec.name)
+        proc = ctx.Process(
+            target=_child_main,
+            args=(spec, child_router, shared, sf_context, os.getpid()),
+            name=spec.name,
+            daemon=False,
+        )
+        proc.start()
+        self.processes[spec.name] = proc
+        self.process_components[spec.name] = spec.component_names
+        self.specs[spec.name] = spec
+        self.dead.discard(spec.name)
 
     def run(self) -> StatusCode:
         if self.nothing_to_do:
@@ -196,11 +239,39 @@ class ParallelRunner(Runner):
         self.runner.loop.post(RUNNER, "request_stop")
 
     def dead_processes(self) -> list[tuple[str, int]]:
-        """``(loop name, exit code)`` of every child that ended; their loops are marked exited for the senders."""
-        dead = [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None]
-        for name, _ in dead:
-            self.liveness.mark_exited(name)
+        """``(loop name, exit code)`` of every child that ended since the last call (each death is told once)."""
+        dead = [(n, p.exitcode) for n, p in self.processes.items() if p.exitcode is not None and n not in self.dead]
+        self.dead.update(name for name, _ in dead)
         return dead
+
+    def process_alive(self, loop_name: str) -> bool:
+        proc = self.processes.get(loop_name)
+        return proc is not None and proc.exitcode is None and loop_name not in self.dead
+
+    def loop_of(self, component: str) -> str | None:
+        return self.component_loops.get(component)
+
+    def kill_process(self, loop_name: str, reason: str) -> None:
+        """SIGKILL a hung child; its death is then reported like any other, with ``reason``."""
+        proc = self.processes.get(loop_name)
+        if proc is not None and proc.exitcode is None:
+            self.kill_reasons[loop_name] = reason
+            proc.kill()
+
+    def switch_inbox(self, loop_name: str) -> int:
+        """Give a dead loop a fresh inbox before its new process starts; what was sent to the old one is dropped.
+        Returns the spare's number."""
+        spare = self._spares_used
+        if spare >= len(self.spare_inboxes):
+            raise RuntimeError(f"no spare inbox left for {loop_name}: more restarts than --max_restarts_total")
+        self._spares_used += 1
+        self.liveness.switch_inbox(loop_name, spare)
+        return spare
+
+    def repair_weights(self, policy_id: int) -> None:
+        """A learner died: its policy's published weights may be left locked mid-publish."""
+        if self.shared is not None and policy_id < len(self.shared.weights):
+            self.shared.weights[policy_id].recover_from_dead_writer()
 
     def _join_all(self) -> None:
         deadline = time.monotonic() + JOIN_TIMEOUT
@@ -210,21 +281,88 @@ class ParallelRunner(Runner):
                 log.warning("Process %s did not exit in time, terminating it", name)
                 proc.kill()
                 proc.join(timeout=5)
-        for inbox in self.inboxes.values():
+        for inbox in [*self.inboxes.values(), *self.spare_inboxes]:
             inbox.close()
 
 
 class _ParallelRunnerComponent(RunnerComponent):
-    """Adds child-process liveness checks to the base runner component."""
+    """Adds child-process liveness checks and restarts (``respawn``) to the base runner component."""
+
+    respawner: Respawner
 
     def check_processes(self) -> None:
-        for name, code in self.owner.dead_processes():
-            components = [c for c in self.owner.process_components[name] if c not in self.stopped_trees]
+        owner = self.owner
+        for name, code in owner.dead_processes():
+            how = owner.kill_reasons.pop(name, None) or describe_exit(code)
+            restartable = self.stop_requested_at is None and self.sampling_started_at is not None
+            if restartable and self.respawner.process_died(name, how):
+                continue
+            owner.liveness.mark_exited(name)  # senders to its full inbox now fail instead of waiting
+            components = [c for c in owner.process_components[name] if c not in self.stopped_trees]
             if not components:
                 continue
             if self.stop_requested_at is None or code != 0:
-                log.error("Process %s exited unexpectedly with code %s", name, code)
+                log.error("Process %s %s", name, how)
                 self.status = ExperimentStatus.FAILURE
-            self.request_stop(save=False)
+            self.request_stop()
             for component in components:
-                self.on_component_stopped(component, "")
+                if component not in self.stopped_trees:
+                    self.on_component_stopped(component, "")
+        if self.stop_requested_at is None and self.sampling_started_at is not None:
+            self._kill_silent_processes()
+            self.respawner.check_start_up(max(silence_limit(self.cfg), float(self.cfg.reset_timeout_seconds)))
+
+    def _kill_silent_processes(self) -> None:
+        """A process whose components sent no heartbeat for --heartbeat_timeout seconds hangs: kill it (it is then
+        restarted like a dead one). Only ready components send heartbeats, so start-up is not judged here."""
+        limit, now, owner = silence_limit(self.cfg), time.monotonic(), self.owner
+        for loop_name, spec in owner.specs.items():
+            if not owner.process_alive(loop_name):
+                continue
+            beats = [self.last_heartbeat[c] for c in spec.component_names if c in self.last_heartbeat]
+            if beats and now - min(beats) > limit:
+                silent = now - min(beats)
+                owner.kill_process(loop_name, f"sent no heartbeat for {silent:.0f} s (--heartbeat_timeout={limit:.0f})")
+
+    def forget_components(self, names: list[str]) -> None:
+        """Components of a dead process: not ready, no heartbeat expected until they are back."""
+        for name in names:
+            self.ready.discard(name)
+            self.last_heartbeat.pop(name, None)
+            self.last_heartbeat_warning.pop(name, None)
+
+    def component_back(self, name: str) -> None:
+        self.respawner.component_ready(name)
+
+    def on_restart_ack(self, token: int, name: str, payload: dict | None) -> None:
+        self.respawner.on_ack(token, name, payload)
+
+    def on_process_traceback(self, loop_name: str, tb: str) -> None:
+        self.respawner.last_traceback[loop_name] = tb
+
+    def on_component_error(self, name: str, tb: str) -> None:
+        loop = self.owner.loop_of(name)
+        if loop is not None:
+            self.respawner.last_traceback[loop] = tb
+        super().on_component_error(name, tb)
+
+    def on_env_steps(self, policy_id: int, env_steps: int) -> None:
+        lost = self.respawner.learner_resumed(policy_id, env_steps)
+        if lost and self.initial_env_steps[policy_id] is not None:
+            self.initial_env_steps[policy_id] -= lost  # the count of steps collected in this run stays put
+        super().on_env_steps(policy_id, env_steps)
+
+    def unreachable(self, name: str) -> bool:
+        loop = self.owner.loop_of(name)
+        return loop in self.owner.dead
+
+    def request_stop(self, save: bool = True) -> None:
+        if self.stop_requested_at is not None:
+            return
+        self.respawner.abort()
+        super().request_stop(save)
+        for loop_name in sorted(self.owner.dead):  # died and not replaced: nothing to stop there
+            self.owner.liveness.mark_exited(loop_name)
+            for component in self.owner.process_components[loop_name]:
+                if component not in self.stopped_trees:
+                    self.on_component_stopped(component, "")

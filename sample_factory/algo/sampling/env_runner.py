@@ -16,6 +16,8 @@ The runner never talks to other processes: the rollout worker does that.
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +29,64 @@ from sample_factory.algo.utils.make_env import BatchedVecEnv
 from sample_factory.algo.utils.shared_buffers import numpy_views, obs_space_dict
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
+
+# an env recreated this many times in a row without finishing an episode in between has a bug: stop the run
+MAX_FAILURES_IN_A_ROW = 3
+
+
+class EnvKeepsFailing(RuntimeError):
+    """An env raised again and again right after being recreated: recreating it will not help."""
+
+
+class EnvRecovery:
+    """``--env_error_behavior=recreate``: an env (or a split's batched env) that raised is closed and made again.
+
+    ``make(i)`` makes env ``i`` of the split afresh. The actors of a recreated env end their episode at the failed
+    step (done, invalid, zero reward: nothing of it is trained on or counted in the episode statistics).
+    ``errors`` collects one line per recreation for the rollout worker to report, then clear.
+    """
+
+    traceback_logged = False
+
+    def __init__(self, make: Callable[[int], object], num_envs: int) -> None:
+        self.make = make
+        self.failures_in_row = [0] * num_envs
+        self.errors: list[str] = []
+
+    def replace(self, envs: list, i: int, reset: Callable[[object], object]) -> object:
+        """Close ``envs[i]`` (which just raised) and put a new, reset one in its place; returns its first obs.
+
+        A new env whose creation or first reset raises is replaced again, up to the limit of failures in a row.
+        """
+        error = traceback.format_exc()
+        while True:
+            self._count_failure(i, error)
+            try:
+                envs[i].close()
+            except Exception:  # a broken env may fail to close too; it is dropped either way
+                pass
+            try:
+                envs[i] = self.make(i)
+                return reset(envs[i])
+            except Exception:
+                error = traceback.format_exc()
+
+    def _count_failure(self, i: int, error: str) -> None:
+        self.failures_in_row[i] += 1
+        if self.failures_in_row[i] > MAX_FAILURES_IN_A_ROW:
+            raise EnvKeepsFailing(
+                f"env {i} of this split failed {self.failures_in_row[i]} times in a row without finishing an episode "
+                "in between: fix the env, or run with --env_error_behavior=fail to stop at its first error"
+            )
+        if not EnvRecovery.traceback_logged:  # the first in a process in full; the runner counts all of them
+            EnvRecovery.traceback_logged = True
+            log.warning("An env raised and is recreated (its episode is dropped); later ones in one line:\n%s", error)
+        self.errors.append(error.strip().splitlines()[-1])
+
+    def episode_finished(self, i: int) -> None:
+        self.failures_in_row[i] = 0
 
 
 @dataclass
@@ -111,6 +170,7 @@ class NonBatchedEnvRunner:
         self._timeout = np.zeros(n, dtype=np.float32)
         self._valid = np.ones(n, dtype=bool)
         self.last_dones = self._done
+        self.recovery: EnvRecovery | None = None  # set by the rollout worker with --env_error_behavior=recreate
 
     # ---- observation writing ----
     def _write_obs(self, actor: int, obs, t: int) -> None:
@@ -138,16 +198,30 @@ class NonBatchedEnvRunner:
         stats = self.stats
         for env_idx, env in enumerate(self.envs):
             base = env_idx * self.num_agents
-            if self.multiagent:
-                env_actions = [self.convert_action(actions[base + a]) for a in range(self.num_agents)]
-                self._step_multi(env, env_idx, base, env_actions, t, stats)
-            else:
-                self._step_single(env, base, self.convert_action(actions[base]), t, stats)
+            try:
+                if self.multiagent:
+                    env_actions = [self.convert_action(actions[base + a]) for a in range(self.num_agents)]
+                    self._step_multi(env, env_idx, base, env_actions, t, stats)
+                else:
+                    self._step_single(env, base, self.convert_action(actions[base]), t, stats)
+            except Exception:
+                if self.recovery is None:
+                    raise
+                self._recreate(env_idx, t)
         self.traj["rewards"][st.slots, t] = self._rew
         self.traj["dones"][st.slots, t] = self._done
         self.traj["time_outs"][st.slots, t] = self._timeout
         self.traj["valids"][st.slots, t] = self._valid
         st.t = t + 1
+
+    def _recreate(self, env_idx: int, t: int) -> None:
+        """Env ``env_idx`` raised at step ``t``: a new one continues, its actors' episodes end here, uncounted."""
+        obs = self.recovery.replace(self.envs, env_idx, lambda env: env.reset()[0])
+        for agent in range(self.num_agents):
+            actor = env_idx * self.num_agents + agent
+            self._rew[actor], self._done[actor], self._timeout[actor], self._valid[actor] = 0.0, 1.0, 1.0, False
+            self.stats.reward[actor], self.stats.length[actor] = 0.0, 0
+            self._write_obs(actor, obs[agent] if self.multiagent else obs, t + 1)
 
     def _step_single(self, env, actor: int, action, t: int, stats: EpisodeStats) -> None:
         obs, reward, terminated, truncated, info = env.step(action)
@@ -155,6 +229,8 @@ class NonBatchedEnvRunner:
         if terminated or truncated:
             obs, _ = env.reset()
             stats.episode_done(actor, int(self.state.policy[actor]), info)
+            if self.recovery is not None:
+                self.recovery.episode_finished(actor)
         self._write_obs(actor, obs, t + 1)
 
     def _step_multi(self, env, env_idx: int, base: int, actions: list, t: int, stats: EpisodeStats) -> None:
@@ -165,6 +241,8 @@ class NonBatchedEnvRunner:
             self._record(actor, rewards[agent], terminated[agent], truncated[agent], info, stats)
             if terminated[agent] or truncated[agent]:
                 stats.episode_done(actor, int(self.state.policy[actor]), info)
+                if self.recovery is not None:
+                    self.recovery.episode_finished(env_idx)
             self._write_obs(actor, obs[agent], t + 1)
 
     def _record(self, actor: int, reward, terminated, truncated, info: dict, stats: EpisodeStats) -> None:
@@ -215,6 +293,7 @@ class BatchedEnvRunner:
         self._dones = np.zeros(n, dtype=bool)
         self._time_outs = np.zeros(n, dtype=bool)
         self.last_dones = self._dones
+        self.recovery: EnvRecovery | None = None  # make(0) makes the split's batched env again
 
     def _write_obs(self, obs: dict, t: int) -> None:
         for key, value in obs.items():
@@ -231,7 +310,13 @@ class BatchedEnvRunner:
     def step(self) -> None:
         st, t, traj = self.state, self.state.t, self.traj
         slots = st.slots
-        obs, rewards, terminated, truncated, infos = self.env.step_arrays(traj["actions"][slots, t])
+        try:
+            obs, rewards, terminated, truncated, infos = self.env.step_arrays(traj["actions"][slots, t])
+        except Exception:
+            if self.recovery is None:
+                raise
+            self._recreate(t)
+            return
         rewards, terminated, truncated = _numpy(rewards), _numpy(terminated), _numpy(truncated)
         np.logical_or(terminated, truncated, out=self._dones)
         np.greater(truncated, terminated, out=self._time_outs)  # truncated and not terminated
@@ -243,6 +328,22 @@ class BatchedEnvRunner:
         self._write_obs(obs, t + 1)
         self._update_stats(rewards, per_actor_infos)
         st.t = t + 1
+
+    def _recreate(self, t: int) -> None:
+        """The batched env raised at step ``t``: all of the split's episodes end here, uncounted, in a new env."""
+        envs = [self.env]
+        obs = self.recovery.replace(envs, 0, lambda env: env.reset_arrays()[0])
+        self.env = envs[0]
+        traj, slots = self.traj, self.state.slots
+        traj["rewards"][slots, t] = 0.0
+        traj["dones"][slots, t] = True
+        traj["time_outs"][slots, t] = True
+        traj["valids"][slots, t] = False
+        self._dones[:] = True
+        self._write_obs(obs, t + 1)
+        self.stats.reward[:] = 0.0
+        self.stats.length[:] = 0
+        self.state.t = t + 1
 
     def _read_infos(self, infos) -> list | None:
         """Fill ``is_active`` and frame counts from per-actor infos; None when no actor has any info."""
@@ -269,6 +370,8 @@ class BatchedEnvRunner:
             for actor in np.flatnonzero(self._dones):
                 info = infos[actor] if infos is not None and infos[actor] else {}
                 stats.episode_done(int(actor), int(state.policy[actor]), info)
+            if self.recovery is not None:
+                self.recovery.episode_finished(0)
 
     def close(self) -> None:
         self.env.close()

@@ -23,7 +23,7 @@ import torch
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.host_staging import StagedGather
-from sample_factory.algo.utils.shared_buffers import PolicyWeights
+from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
@@ -45,6 +45,7 @@ class InferenceWorker(Component):
         router: Router,
         traj: TensorDict,
         weights: PolicyWeights,
+        slot_owners: SlotOwners | None = None,
     ) -> None:
         super().__init__(inference_worker_name(policy_id, worker_idx), router)
         self.cfg = cfg
@@ -53,6 +54,7 @@ class InferenceWorker(Component):
         self.worker_idx = worker_idx
         self.traj = traj
         self.weights = weights
+        self.slot_owners = slot_owners  # tells whose requests to drop when a rollout worker died
         self.model = None
         self.device = policy_device(cfg, policy_id)  # the learner's device too: weights can stay on it
         self.stager = StagedGather(self.device)  # pinned host staging + non_blocking copies on a GPU
@@ -92,11 +94,19 @@ class InferenceWorker(Component):
             self._report_error()
             return
         for worker_idx, splits in self._requesters.items():
-            self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits)
+            self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits, self.policy_id)
         self.samples_processed += len(self._slots)
         self._slots.clear()  # the index tensors built in _infer() are copies, so the lists can be reused
         self._steps.clear()
         self._requesters.clear()
+
+    def on_rollout_worker_lost(self, worker_idx: int, token: int) -> None:
+        """A rollout worker died: forget its requests not yet answered (its replacement asks again)."""
+        if self._requesters.pop(worker_idx, None) is not None and self.slot_owners is not None:
+            keep = [i for i, slot in enumerate(self._slots) if self.slot_owners.owner(slot) != worker_idx]
+            self._slots[:] = [self._slots[i] for i in keep]
+            self._steps[:] = [self._steps[i] for i in keep]
+        self.send(RUNNER, "on_restart_ack", token, self.name, None)
 
     def _maybe_reload_weights(self) -> None:
         if self.weights.latest_version() != self.version:

@@ -26,15 +26,18 @@ import torch
 
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
+    EnvRecovery,
     EpisodeStats,
     NonBatchedEnvRunner,
     env_seed,
     split_env_config,
 )
 from sample_factory.algo.sampling.exact_resume import WorkerResume
+from sample_factory.algo.sampling.peer_restarts import PeerRestarts
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
+from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -48,7 +51,7 @@ from sample_factory.utils.typing import Config
 STATS_REPORT_PERIOD = 1.0
 
 
-class RolloutWorker(Component):
+class RolloutWorker(PeerRestarts, Component):
     def __init__(
         self,
         cfg: Config,
@@ -58,16 +61,26 @@ class RolloutWorker(Component):
         traj: TensorDict,
         slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
+        restart: RestartInfo | None = None,
     ) -> None:
         super().__init__(rollout_worker_name(worker_idx), router)
         self.cfg = cfg
         self.env_info = env_info
         self.worker_idx = worker_idx
         self.traj = traj
+        # a restarted worker: its slots that batchers still hold come back later by on_slots_freed
+        withheld = restart.withheld_slots if restart is not None else {}
+        held = {slot for slots in withheld.values() for slot in slots}
         # this worker's free trajectory slots, oldest first; only this worker takes from it
         self.free_slots: collections.deque[int] = collections.deque(
-            slot_owners.initial_free(worker_idx) if slot_owners is not None else ()
+            s for s in (slot_owners.initial_free(worker_idx) if slot_owners is not None else ()) if s not in held
         )
+        self.restarted = restart is not None
+        # peers being restarted (see docs/reliability.md): slots handed to a batcher (slot -> policy) and not yet
+        # back, reclaimed if that policy's learner dies; policies whose learner or inference worker is down
+        self.handed_out: dict[int, int] = {slot: p for p, slots in withheld.items() for slot in slots}
+        self.learners_down: set[int] = set()
+        self.inference_down: set[int] = set()
         self.rollout = cfg.rollout
         self.runners: list[NonBatchedEnvRunner | BatchedEnvRunner] = []
         self.waiting_for_slots: list[int] = []  # splits that finished a rollout and wait for fresh slots, in order
@@ -117,6 +130,7 @@ class RolloutWorker(Component):
                 raise RuntimeError(f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)")
             runner.reset([self._env_seed(split, i) for i in range(per_split)])
         self.splits_started = [False] * cfg.worker_num_splits
+        # per split, a bit per policy whose actions it waits for (several policies may control a split's actors)
         self._awaiting = [0] * cfg.worker_num_splits
 
     def _allocate_carry(self, num_actors: int) -> dict:
@@ -128,9 +142,18 @@ class RolloutWorker(Component):
         cfg = self.cfg
         first = split * per_split
         if cfg.batched_sampling:
-            return self._make_batched_runner(self._env_config(first), per_split)
-        envs = [create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i)) for i in range(per_split)]
-        return NonBatchedEnvRunner(cfg, self.env_info, envs, traj_np, EpisodeStats(0))
+            runner = self._make_batched_runner(self._env_config(first), per_split)
+            make = lambda _: self._make_batched_runner(self._env_config(first), per_split).env  # noqa: E731
+            num_envs = 1
+        else:
+            make = lambda i: create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i))  # noqa: E731
+            runner = NonBatchedEnvRunner(
+                cfg, self.env_info, [make(i) for i in range(per_split)], traj_np, EpisodeStats(0)
+            )
+            num_envs = per_split
+        if getattr(cfg, "env_error_behavior", "fail") == "recreate":
+            runner.recovery = EnvRecovery(make, num_envs)
+        return runner
 
     def _env_config(self, vector_index: int) -> AttrDict:
         return split_env_config(self.cfg, self.worker_idx, vector_index)
@@ -186,7 +209,7 @@ class RolloutWorker(Component):
                 self.splits_started[split] = True
                 self._begin_next_rollout(split)
             return
-        delay_max = self.cfg.decorrelate_experience_max_seconds
+        delay_max = 0.0 if self.restarted else self.cfg.decorrelate_experience_max_seconds
         for split in range(len(self.runners)):
             if delay_max > 0:
                 delay = self.rng.uniform(0, delay_max)
@@ -203,11 +226,15 @@ class RolloutWorker(Component):
         self._zero_rnn_states(self.runners[split].state.slots, 0)
         self._request_actions(split)
 
-    def on_actions_ready(self, splits: list[int]) -> None:
+    def on_actions_ready(self, splits: list[int], policy_id: int = 0) -> None:
+        bit = 1 << policy_id
         for split in splits:
             # with several policies a split waits for one reply per policy that controls some of its actors
-            self._awaiting[split] -= 1
-            if self._awaiting[split] > 0:
+            awaiting = self._awaiting[split]
+            if not awaiting & bit:
+                continue  # not waited for: a reply to a request re-issued after its inference worker restarted
+            self._awaiting[split] = awaiting = awaiting & ~bit
+            if awaiting:
                 continue
             try:
                 self._advance_split(split)
@@ -221,6 +248,8 @@ class RolloutWorker(Component):
         runner = self.runners[split]
         with self.timing.add_time("env_step"):
             runner.step()
+        if runner.recovery is not None and runner.recovery.errors:
+            self._report_recreated(runner.recovery)
         st = runner.state
         dones = runner.last_dones
         if dones.any():
@@ -238,15 +267,22 @@ class RolloutWorker(Component):
         st = self.runners[split].state
         if self.num_policies == 1:
             self._awaiting[split] = 1
-            self.send(self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist())
+            if not self.inference_down:  # else sent once the inference worker is back
+                self.send(
+                    self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist()
+                )
             return
-        policies = np.unique(st.policy)
-        self._awaiting[split] = len(policies)
-        for policy in policies:
-            slots = st.slots[st.policy == policy]
-            self.send(
-                self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist()
-            )
+        awaiting = 0
+        for policy in np.unique(st.policy).tolist():
+            awaiting |= 1 << policy
+            if policy not in self.inference_down:
+                self._send_request(split, policy)
+        self._awaiting[split] = awaiting
+
+    def _send_request(self, split: int, policy: int) -> None:
+        st = self.runners[split].state
+        slots = st.slots[st.policy == policy] if self.num_policies > 1 else st.slots
+        self.send(self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist())
 
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state
@@ -255,8 +291,12 @@ class RolloutWorker(Component):
         for policy in range(self.num_policies):
             mask = st.policy == policy
             if mask.any():
-                frames = int(st.frames[mask].sum())
-                self.send(batcher_name(policy), "on_new_trajectories", old_slots[mask].tolist(), frames)
+                slots = old_slots[mask].tolist()
+                if policy in self.learners_down:  # its learner is being restarted: the experience is dropped
+                    self.free_slots.extend(slots)
+                    continue
+                self.handed_out.update(dict.fromkeys(slots, policy))
+                self.send(batcher_name(policy), "on_new_trajectories", slots, int(st.frames[mask].sum()))
         st.frames[:] = 0
         self._switch_policies(runner)
         st.slots[:] = -1
@@ -290,6 +330,9 @@ class RolloutWorker(Component):
 
         This message is the only wake-up a waiting split needs, so it continues within the same loop iteration.
         """
+        handed_out = self.handed_out
+        for slot in slots:
+            handed_out.pop(slot, None)
         self.free_slots.extend(slots)
         if not self.waiting_for_slots or self.stopped:
             return
@@ -348,6 +391,10 @@ class RolloutWorker(Component):
             self.send(RUNNER, "on_episodes_finished", finished)
             self.stats.finished = []
         self.send(RUNNER, "on_heartbeat", self.name)
+
+    def _report_recreated(self, recovery: EnvRecovery) -> None:
+        errors, recovery.errors = recovery.errors, []
+        self.send(RUNNER, "on_envs_recreated", self.name, len(errors), errors[-1])
 
     def _report_error(self) -> None:
         tb = traceback.format_exc()

@@ -68,22 +68,50 @@ class UndeliverableMessage(RuntimeError):
 
 
 class LoopLiveness:
-    """Which event loops have exited, readable from every process (one shared byte per loop).
+    """Which event loops have exited, and which inbox each reads, readable from every process (shared tensors).
 
     A loop marks itself when it stops dispatching; the parallel runner marks the loop of a child process that died.
-    Senders read it only while an inbox is full, to tell back-pressure (wait) from a dead end (error).
+    Senders read the flag only while an inbox is full, to tell back-pressure (wait) from a dead end (error).
+
+    A restarted loop reads a spare inbox (``inbox_choice``, -1: its first one): a faster-fifo queue whose reader was
+    killed while waiting on it keeps a dead waiter in its condition variable, and the next put that wakes a new
+    waiter would hang. The old inbox is abandoned; the spares are made at start-up, as queues cannot be shared later.
     """
 
     def __init__(self, loop_names: Iterable[str], share: bool = False) -> None:
         self.index = {name: i for i, name in enumerate(loop_names)}
         self.flags = torch.zeros(len(self.index), dtype=torch.uint8)
+        self.inbox_choice = torch.full((len(self.index),), -1, dtype=torch.int64)
         if share:
             self.flags.share_memory_()
+            self.inbox_choice.share_memory_()
+        self._choice = self.inbox_choice.numpy()  # numpy reads cost a fraction of torch indexing on every send
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._choice = self.inbox_choice.numpy()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_choice"}
+
+    def switch_inbox(self, loop_name: str, spare: int) -> None:
+        """From now on ``loop_name`` reads spare inbox number ``spare`` (set before its new process starts)."""
+        self.inbox_choice[self.index[loop_name]] = spare
+
+    def spare_chosen(self, loop_name: str) -> int:
+        i = self.index.get(loop_name)
+        return -1 if i is None else int(self._choice[i])
 
     def mark_exited(self, loop_name: str) -> None:
         i = self.index.get(loop_name)
         if i is not None:
             self.flags[i] = 1
+
+    def mark_alive(self, loop_name: str) -> None:
+        """A new process runs the loop again (the parallel runner restarted it)."""
+        i = self.index.get(loop_name)
+        if i is not None:
+            self.flags[i] = 0
 
     def exited(self, loop_name: str) -> bool:
         i = self.index.get(loop_name)
@@ -124,11 +152,16 @@ class Router:
     """Knows which loop every component lives on and delivers messages there, never dropping one."""
 
     def __init__(
-        self, component_loops: dict[str, str], inboxes: dict[str, Any], liveness: LoopLiveness | None = None
+        self,
+        component_loops: dict[str, str],
+        inboxes: dict[str, Any],
+        liveness: LoopLiveness | None = None,
+        spare_inboxes: list[Any] | None = None,
     ) -> None:
         self.component_loops = component_loops  # component name -> loop name
         self.inboxes = inboxes  # loop name -> inbox
         self.liveness = liveness if liveness is not None else LoopLiveness(inboxes)
+        self.spare_inboxes: list[Any] = list(spare_inboxes or ())
         self.local_loop: EventLoop | None = None
         self.retry_period = BACKPRESSURE_RETRY_PERIOD
         self.warning_period = BACKPRESSURE_WARNING_PERIOD
@@ -147,15 +180,20 @@ class Router:
         While the inbox is full this waits (back-pressure), warning every ``warning_period`` seconds; it raises
         :class:`UndeliverableMessage` only once the destination loop has exited, as its inbox can then never drain.
         """
-        inbox = self.inboxes[loop_name]
+        inbox = self.inbox_of(loop_name)
         try:
             inbox.put(msg, block=True, timeout=self.retry_period)
             return
         except queue.Full:
             pass
-        self._wait_for_room(loop_name, inbox, msg)
+        self._wait_for_room(loop_name, msg)
 
-    def _wait_for_room(self, loop_name: str, inbox: Any, msg: Message) -> None:
+    def inbox_of(self, loop_name: str) -> Any:
+        """The inbox ``loop_name`` reads now: its first one, or the spare it was given when it was restarted."""
+        spare = self.liveness.spare_chosen(loop_name) if self.spare_inboxes else -1
+        return self.inboxes[loop_name] if spare < 0 else self.spare_inboxes[spare]
+
+    def _wait_for_room(self, loop_name: str, msg: Message) -> None:
         component, slot, _ = msg
         started = last_warning = time.monotonic()
         while True:
@@ -172,7 +210,7 @@ class Router:
                 )
                 last_warning = now
             try:
-                inbox.put(msg, block=True, timeout=self.retry_period)
+                self.inbox_of(loop_name).put(msg, block=True, timeout=self.retry_period)
                 return
             except queue.Full:
                 pass

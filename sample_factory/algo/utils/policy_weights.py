@@ -75,6 +75,22 @@ class PolicyWeights:
             finally:
                 self.sequence[0] += 1
 
+    def recover_from_dead_writer(self) -> bool:
+        """The writer's process died (the runner calls this before starting a new learner): release the lock it
+        may have held and close a publish it left open, so readers stop waiting and the new writer can publish.
+
+        A publish cut short leaves a mix of two consecutive versions' weights, used by the inference workers only
+        until the new learner publishes its checkpoint's. Returns True when a publish was left open.
+        """
+        if not self.lock.acquire(False):  # held by the dead writer: no live process takes this lock but a learner
+            self.lock.release()
+        else:
+            self.lock.release()
+        if int(self.sequence[0]) % 2 == 0:
+            return False
+        self.sequence[0] += 1
+        return True
+
     def _check_fits(self, state_dict: Mapping[str, Tensor]) -> None:
         for key, value in state_dict.items():
             if key not in self.tensors:

@@ -4,7 +4,7 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
 
     Runner --on_begin_sampling--> RolloutWorker
     RolloutWorker --on_policy_request(worker, split, t, slots)--> InferenceWorker (of the actor's policy)
-    InferenceWorker --on_actions_ready(splits)--> RolloutWorker
+    InferenceWorker --on_actions_ready(splits, policy)--> RolloutWorker
     RolloutWorker --on_new_trajectories(slots, frames)--> Batcher (of the trajectory's policy)
     Batcher --on_batch_ready(batch_idx, env_steps)--> LearnerWorker   (same loop: handled in the same iteration)
     LearnerWorker --on_training_done(batch_idx, release_slots)--> Batcher  (frees the batch, in sync mode the
@@ -16,6 +16,15 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
     LearnerWorker --on_env_steps(policy, env_steps)--> Runner   (once at start: the count resumed from)
     every component --on_component_ready / on_heartbeat / on_component_error / on_component_stopped--> Runner
     Runner --on_stop_requested--> every component (the learner's takes save: whether to write a checkpoint)
+
+Restarts (parallel mode, ``runners.respawn``; every ``*_lost`` is answered with on_restart_ack(token, name, data)):
+
+    Runner --on_rollout_worker_lost(worker, token)--> InferenceWorker, Batcher (data: its slots the batcher holds)
+    Runner --on_rollout_worker_restarted(worker)--> Batcher (hands over the slots it kept meanwhile)
+    Runner --on_inference_worker_lost(name, token) / on_inference_worker_restarted(name)--> RolloutWorker
+    Runner --on_learner_lost(policy, token) / on_learner_restarted(policy)--> RolloutWorker
+    RolloutWorker --on_envs_recreated(name, count, error)--> Runner  (--env_error_behavior=recreate)
+    child process --on_process_traceback(loop, traceback)--> Runner  (the exception that ends it)
 
 Trajectory slots: each slot belongs to one rollout worker (``shared_buffers.SlotOwners``), which alone hands
 it out; ``on_slots_freed`` returns it and resumes any split of that worker waiting for slots (no polling).

@@ -27,6 +27,7 @@ def test_env_exception_fails_run_quickly(tmp_path, serial: bool):
             f"--train_dir={tmp_path}",
             "--experiment=boom",
             f"--serial_mode={serial}",
+            "--env_error_behavior=fail",
         ],
         timeout=90,
     )

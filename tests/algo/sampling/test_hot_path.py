@@ -190,8 +190,8 @@ def test_inference_gathers_forwards_and_writes_back_by_index() -> None:
                     assert traj[key][slot, t] == before[key][slot, t], f"{key}[{slot}, {t}] overwritten"
     untouched_rnn = [(s, t) for s in range(6) for t in range(5) if (s, t - 1) not in written]
     assert all(torch.equal(traj["rnn_states"][s, t], before["rnn_states"][s, t]) for s, t in untouched_rnn)
-    assert replies["rollout_w0"].messages == [("on_actions_ready", ([1],))]
-    assert replies["rollout_w1"].messages == [("on_actions_ready", ([0],))]
+    assert replies["rollout_w0"].messages == [("on_actions_ready", ([1], 0))]
+    assert replies["rollout_w1"].messages == [("on_actions_ready", ([0], 0))]
 
 
 def test_inference_reloads_weights_only_when_the_version_changes() -> None:

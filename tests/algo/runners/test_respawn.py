@@ -1,0 +1,115 @@
+"""End-to-end restarts: a killed learner resumes from its checkpoint and the run completes; with restarts off a
+dead worker ends the run naming it; the acceptance run (slow) survives a rollout and an inference worker kill.
+
+Every kill waits for a log line or a file (never for time) and finds its target by process title in the run's
+own session, so other runs on the machine are never touched.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import signal
+import sys
+import time
+
+import pytest
+from sf_run import finish, shm_entries, start
+from tb_events import read_scalars
+
+FAILURE = 1
+
+
+def child_pid(session: int, title: str) -> int:
+    """The pid of the process of ``session`` whose title starts with ``title`` (e.g. ``learner_p0``)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) != session:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ProcessLookupError):
+            continue
+        if args.startswith(f"{title} "):
+            return int(entry)
+    raise AssertionError(f"no process titled {title} in session {session}")
+
+
+class Run:
+    """A CartPole training run read line by line; ``until`` reads on to a line or a condition."""
+
+    def __init__(self, tmp_path, experiment: str, steps: int, *flags: str) -> None:
+        self.folder = tmp_path / experiment
+        self.shm_before = shm_entries()
+        self.started = time.monotonic()
+        cmd = [
+            sys.executable, "-m", "sf_examples.train_gym_env", "--env=CartPole-v1", "--device=cpu",
+            "--num_workers=2", "--num_envs_per_worker=4", f"--train_for_env_steps={steps}", "--seed=1",
+            f"--train_dir={tmp_path}", f"--experiment={experiment}", "--decorrelate_experience_max_seconds=0", *flags,
+        ]  # fmt: skip
+        self.proc = start(cmd)
+        self.seen: list[str] = []
+
+    def until(self, marker: str = "", condition=None) -> None:
+        for line in self.proc.stdout:
+            self.seen.append(line)
+            if (marker and marker in line) or (condition is not None and condition()):
+                return
+        raise AssertionError(f"the run ended before {marker or condition}:\n{''.join(self.seen)[-3000:]}")
+
+    def kill(self, title: str) -> None:
+        os.kill(child_pid(self.proc.pid, title), signal.SIGKILL)
+
+    def finish(self, timeout: float):
+        result = finish(self.proc, self.started, timeout, self.shm_before)
+        result.output = "".join(self.seen) + result.output
+        return result
+
+
+def test_killed_learner_resumes_from_its_checkpoint_and_the_run_completes(tmp_path):
+    run = Run(tmp_path, "learner_kill", 40_000, "--save_every_sec=1", "--experiment_summaries_interval=1")
+    checkpoints = str(run.folder / "checkpoint_p0" / "checkpoint_*.pth")
+    run.until(condition=lambda: glob.glob(checkpoints))
+    run.kill("learner_p0")
+    result = run.finish(timeout=240)
+    assert result.returncode == 0, result.explain()
+    assert "Restarting learner_p0: killed by SIGKILL" in result.output
+    assert "resumed from its latest checkpoint" in result.output and "learner_p0 is back" in result.output
+    assert result.collected() and max(result.collected().values()) > 0
+    restarts = read_scalars(str(run.folder / ".summary" / "0")).get("reliability/restarts", [])
+    assert restarts and restarts[-1][1] == 1.0
+
+
+@pytest.mark.slow
+def test_with_restarts_off_a_dead_worker_ends_the_run_naming_it(tmp_path):
+    run = Run(tmp_path, "no_restarts", 10**9, "--max_restarts=0")
+    run.until("Fps is")
+    run.kill("rollout_w1")
+    result = run.finish(timeout=120)
+    assert result.returncode == FAILURE, result.explain()
+    assert "rollout_w1: killed by SIGKILL" in result.output and "restarts are off" in result.output
+
+
+@pytest.mark.slow
+def test_acceptance_run_survives_killed_rollout_and_inference_workers(tmp_path):
+    """Issue 14: 400k CartPole steps, 2 workers, rollout_w1 killed ~15 s in, the inference worker 10 s later."""
+    run = Run(tmp_path, "acceptance", 400_000, "--num_envs_per_worker=8")
+    run.until("Fps is")
+    first_status = time.monotonic()
+    run.until(condition=lambda: time.monotonic() - first_status > 15)
+    run.kill("rollout_w1")
+    run.until("rollout_w1 is back")
+    run.until(condition=lambda: time.monotonic() - first_status > 25)
+    run.kill("inference_p0_w0")
+    result = run.finish(timeout=900)
+    assert result.returncode == 0, result.explain()
+    assert "Restarting rollout_w1" in result.output and "Restarting inference_p0_w0" in result.output
+    assert result.collected()[0] >= 400_000 * 0.9  # the part collected by this run (all of it: no resume)
+    # reaching 400 after the kills is the check; the last average also depends on CartPole APPO's late oscillation
+    # (seen without any kill too: a 200k run peaked at 500 and ended at 430), so it only has to stay in range
+    after_kills = result.output.split("inference_p0_w0 is back")[-1]
+    assert max(float(r) for r in re.findall(r"Avg episode reward: \[\(0, '([0-9.]+)'", after_kills)) >= 400
+    assert result.last_reward() >= 300, result.explain()
