@@ -1,8 +1,9 @@
 """Every Sample Factory 2 name that user scripts import exists here, with the parameters they pass.
 
 A copy of the table in the project's API_SURFACE.md (the launcher's names are checked with their signatures in
-tests/launcher, PettingZoo's wrapper's behaviour in tests/pettingzoo). Each name's behaviour is tested next to its module (tests mirror the package);
-this file guards the surface as a whole, so a rename or a dropped parameter breaks a test, not a user script.
+tests/launcher, PettingZoo's wrapper's behaviour in tests/pettingzoo). Each name's behaviour is tested next to its
+module (tests mirror the package); this file guards the surface as a whole, so a rename or a dropped parameter
+breaks a test, not a user script.
 """
 
 from __future__ import annotations

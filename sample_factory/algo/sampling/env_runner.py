@@ -32,7 +32,7 @@ from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
 
-# an env recreated this many times in a row without finishing an episode in between has a bug: stop the run
+# an env that fails this many times in a row, each time at once after being made again, has a bug: stop the run
 MAX_FAILURES_IN_A_ROW = 3
 
 
@@ -46,6 +46,11 @@ class EnvRecovery:
     ``make(i)`` makes env ``i`` of the split afresh. The actors of a recreated env end their episode at the failed
     step (done, invalid, zero reward: nothing of it is trained on or counted in the episode statistics).
     ``errors`` collects one line per recreation for the rollout worker to report, then clear.
+
+    Failures count as "in a row" only while a new env fails at once (in its creation, its first reset or its first
+    step): an env that stepped in between was working, so a flaky env with long episodes (which may rarely finish an
+    episode without an error) is recreated for as long as it keeps working between its errors. ``clock`` is the
+    split's step count, advanced by the runner once per step of all its envs.
     """
 
     traceback_logged = False
@@ -53,6 +58,8 @@ class EnvRecovery:
     def __init__(self, make: Callable[[int], object], num_envs: int) -> None:
         self.make = make
         self.failures_in_row = [0] * num_envs
+        self.replaced_at = [-2] * num_envs  # clock of each env's latest recreation
+        self.clock = 0
         self.errors: list[str] = []
 
     def replace(self, envs: list, i: int, reset: Callable[[object], object]) -> object:
@@ -61,6 +68,9 @@ class EnvRecovery:
         A new env whose creation or first reset raises is replaced again, up to the limit of failures in a row.
         """
         error = traceback.format_exc()
+        if self.clock - self.replaced_at[i] > 1:  # it stepped since it was last made: a new run of failures
+            self.failures_in_row[i] = 0
+        self.replaced_at[i] = self.clock
         while True:
             self._count_failure(i, error)
             try:
@@ -77,8 +87,8 @@ class EnvRecovery:
         self.failures_in_row[i] += 1
         if self.failures_in_row[i] > MAX_FAILURES_IN_A_ROW:
             raise EnvKeepsFailing(
-                f"env {i} of this split failed {self.failures_in_row[i]} times in a row without finishing an episode "
-                "in between: fix the env, or run with --env_error_behavior=fail to stop at its first error"
+                f"env {i} of this split failed {self.failures_in_row[i]} times in a row, each time at once after being "
+                "made again: fix the env, or run with --env_error_behavior=fail to stop at its first error"
             )
         if not EnvRecovery.traceback_logged:  # the first in a process in full; the runner counts all of them
             EnvRecovery.traceback_logged = True
@@ -182,9 +192,17 @@ class NonBatchedEnvRunner:
                 self.traj["obs"][key][slot, t] = obs[key]
 
     def reset(self, seeds: list[int | None]) -> None:
-        """Reset every env; observations go to step 0 of the actors' slots."""
+        """Reset every env; observations go to step 0 of the actors' slots.
+
+        With ``--env_error_behavior=recreate`` an env whose first reset raises is recreated like one that fails
+        later: a flaky simulator may fail at start-up as well."""
         for env_idx, env in enumerate(self.envs):
-            obs, infos = env.reset(seed=seeds[env_idx])
+            try:
+                obs, infos = env.reset(seed=seeds[env_idx])
+            except Exception:
+                if self.recovery is None:
+                    raise
+                obs = self.recovery.replace(self.envs, env_idx, lambda e, s=seeds[env_idx]: e.reset(seed=s)[0])
             for agent in range(self.num_agents):
                 actor = env_idx * self.num_agents + agent
                 self._write_obs(actor, obs[agent] if self.multiagent else obs, 0)
@@ -194,6 +212,8 @@ class NonBatchedEnvRunner:
         """Apply the actions stored at step ``t`` and write rewards, dones and next observations."""
         st = self.state
         t = st.t
+        if self.recovery is not None:
+            self.recovery.clock += 1
         actions = self.traj["actions"][st.slots, t]
         stats = self.stats
         for env_idx, env in enumerate(self.envs):
@@ -230,7 +250,7 @@ class NonBatchedEnvRunner:
             obs, _ = env.reset()
             stats.episode_done(actor, int(self.state.policy[actor]), info)
             if self.recovery is not None:
-                self.recovery.episode_finished(actor)
+                self.recovery.episode_finished(actor)  # single-agent envs: the actor index is the env index
         self._write_obs(actor, obs, t + 1)
 
     def _step_multi(self, env, env_idx: int, base: int, actions: list, t: int, stats: EpisodeStats) -> None:
@@ -302,14 +322,25 @@ class BatchedEnvRunner:
             )
 
     def reset(self, seeds: list[int | None]) -> None:
-        """Reset the batch; the first seed seeds it (env ``i`` of a sequential batch gets ``seeds[0] + i``)."""
-        obs, _ = self.env.reset_arrays(seed=seeds[0])
+        """Reset the batch; the first seed seeds it (env ``i`` of a sequential batch gets ``seeds[0] + i``).
+
+        With ``--env_error_behavior=recreate`` a batch whose first reset raises is recreated."""
+        try:
+            obs, _ = self.env.reset_arrays(seed=seeds[0])
+        except Exception:
+            if self.recovery is None:
+                raise
+            envs = [self.env]
+            obs = self.recovery.replace(envs, 0, lambda env: env.reset_arrays(seed=seeds[0])[0])
+            self.env = envs[0]
         self._write_obs(obs, 0)
         self.state.t = 0
 
     def step(self) -> None:
         st, t, traj = self.state, self.state.t, self.traj
         slots = st.slots
+        if self.recovery is not None:
+            self.recovery.clock += 1
         try:
             obs, rewards, terminated, truncated, infos = self.env.step_arrays(traj["actions"][slots, t])
         except Exception:

@@ -158,6 +158,39 @@ def test_an_env_that_fails_again_right_after_each_recreation_ends_the_run():
     assert made == [0, 0, 0]
 
 
+class _FirstResetRaises(gym.Wrapper):
+    def reset(self, **kwargs):
+        raise RuntimeError("reset failed at start-up")
+
+
+def test_an_env_whose_first_reset_raises_is_recreated_before_sampling_starts():
+    cfg = default_cfg(env="x")
+    cfg.rollout = 8
+    info = EnvInfo(gym.make("CartPole-v1").observation_space, gym.spaces.Discrete(2), num_agents=1)
+    traj = allocate_trajectories(cfg, info, num_slots=2, share=False)
+    envs = [gym.make("CartPole-v1"), _FirstResetRaises(gym.make("CartPole-v1"))]
+    runner = NonBatchedEnvRunner(cfg, info, envs, numpy_views(traj), EpisodeStats(2))
+    runner.recovery = EnvRecovery(lambda i: gym.make("CartPole-v1"), 2)
+    runner.state.slots[:] = [0, 1]
+    runner.reset([1, 2])
+    assert runner.recovery.errors == ["RuntimeError: reset failed at start-up"]
+    assert not isinstance(runner.envs[1], _FirstResetRaises) and np.all(traj["obs"]["obs"][1, 0].numpy() != 0)
+    runner.recovery = None  # --env_error_behavior=fail: the error ends the start-up
+    runner.envs[1] = _FirstResetRaises(gym.make("CartPole-v1"))
+    with pytest.raises(RuntimeError, match="reset failed at start-up"):
+        runner.reset([1, 2])
+
+
+def test_an_env_that_works_between_its_errors_is_recreated_for_as_long_as_it_fails():
+    """Errors in a row count only while the new env fails at once: a flaky env with long episodes goes on."""
+    runner, _, made = _runner(raise_at={2}, new_raise_at={2})  # every env fails at its second step, forever
+    for _ in range(20):
+        if runner.state.t == 8:  # the rollout is full: the next one starts (here: in the same slots)
+            runner.state.t = 0
+        runner.step()
+    assert len(made) == 10 and max(runner.recovery.failures_in_row) == 1
+
+
 @pytest.mark.parametrize("flag", ["heartbeat_timeout", "max_restarts", "max_restarts_total"])
 def test_negative_fault_tolerance_flags_are_refused(flag):
     from sample_factory.cfg.validation import ConfigError, validate_cfg
