@@ -118,6 +118,16 @@ class PopulationBasedTraining(AlgoObserver):
             writer.add_scalar(f"zz_pbt/{name}", value, env_steps)
         for name, value in flat_numbers(self.reward_shaping.get(policy_id)).items():
             writer.add_scalar(f"zz_pbt/rew_{name}", value, env_steps)
+        writer.add_scalar("zz_pbt/replacements_total", self.num_replacements, env_steps)
+        writer.add_scalar("zz_pbt/mutations_total", self.num_mutations, env_steps)
+
+    def on_stop(self, runner: Runner) -> None:
+        """One summary line, so a log read from the end says whether the population evolved at all."""
+        if self.enabled:
+            log.info(
+                "PBT: %d replacement(s) and %d mutation(s) in this run over %d policies",
+                self.num_replacements, self.num_mutations, self.num_policies,
+            )  # fmt: skip
 
     # ---------------------------------------------------------------- objective
     def on_episode(self, runner: Runner, msg: dict, policy_id: PolicyID) -> None:
@@ -187,6 +197,7 @@ class PopulationBasedTraining(AlgoObserver):
         params, shaping = self._mutated_values(policy_id, self.params[policy_id], self.reward_shaping.get(policy_id))
         if params == self.params[policy_id] and shaping == self.reward_shaping.get(policy_id):
             return
+        self.num_mutations += 1  # rounds that mutated a policy in place (not the perturbation of a replacement)
         self._set_values(policy_id, params, shaping)
         runner.component.send(learner_name(policy_id), "on_pbt_hyperparameters", params)
         self._send_reward_shaping(runner, policy_id)
@@ -203,7 +214,6 @@ class PopulationBasedTraining(AlgoObserver):
             new_shaping, shaping_changes = mutate_reward_shaping(shaping, default, self.cfg, self.rng, rate)
             changes += shaping_changes
         if changes:
-            self.num_mutations += 1
             log.info("PBT: mutating policy %d: %s", policy_id, describe_changes(changes))
         return new_params, new_shaping
 

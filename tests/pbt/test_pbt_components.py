@@ -116,6 +116,10 @@ def test_the_worst_policy_is_replaced_by_one_of_the_best_and_the_best_is_kept(tm
     runner.env_steps = {0: 120, 1: 99, 2: 150, 3: 99}
     pbt.on_training_step(runner, 2)  # policy 0 is the best: nothing happens to it
     assert runner.component.sent == [] and pbt.next_round_at[0] == 170
+    assert (pbt.num_replacements, pbt.num_mutations) == (1, 0)
+    with caplog.at_level(logging.INFO):
+        pbt.on_stop(runner)
+    assert "PBT: 1 replacement(s) and 0 mutation(s) in this run over 4 policies" in caplog.text
 
 
 def test_a_middle_policy_is_mutated_not_replaced(tmp_path):
@@ -128,6 +132,7 @@ def test_a_middle_policy_is_mutated_not_replaced(tmp_path):
     slots = [m[1] for m in runner.component.sent]
     assert "on_pbt_share_weights" not in slots and slots.count("on_pbt_hyperparameters") == 1
     assert pbt.params[1] != before
+    assert (pbt.num_replacements, pbt.num_mutations) == (0, 1)
     for name, (low, high) in HYPERPARAMETER_BOUNDS.items():
         assert low <= pbt.params[1][name] <= high
 
@@ -192,6 +197,7 @@ def test_zz_pbt_summaries(tmp_path):
     pbt.extra_summaries(runner, 1, 1234, writer)
     assert written["zz_pbt/learning_rate"] == (pbt.params[1]["learning_rate"], 1234)
     assert written["zz_pbt/rew_step.penalty"][0] == pbt.reward_shaping[1]["step"]["penalty"]
+    assert written["zz_pbt/replacements_total"] == (0, 1234) and written["zz_pbt/mutations_total"] == (0, 1234)
 
 
 # ---------------------------------------------------------------- learner side
