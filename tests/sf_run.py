@@ -50,6 +50,23 @@ class RunResult:
     def explain(self) -> str:
         return f"exit code {self.returncode} after {self.seconds:.1f}s, last output:\n{self.output[-4000:]}"
 
+    def assert_trained(self, min_samples: int, policy: int = 0) -> None:
+        """The run exited cleanly and its last ``Collected`` line counts at least ``min_samples`` for ``policy``."""
+        assert self.returncode == 0, self.explain()
+        collected = self.collected()
+        assert collected.get(policy, 0) >= min_samples, f"collected {collected}\n{self.explain()}"
+
+
+def short_run_args(train_dir: object, env: str, steps: int, *extra: str, **flags: object) -> list[str]:
+    """Flags of a short CPU run of ``env`` (experiment named after it, one worker, two envs, seed 1); ``flags``
+    override or add ``--name=value`` pairs, ``extra`` are appended as they are."""
+    values: dict[str, object] = dict(
+        env=env, train_dir=train_dir, experiment=env, train_for_env_steps=steps, device="cpu", num_workers=1,
+        num_envs_per_worker=2, rollout=32, seed=1,
+    )  # fmt: skip
+    values.update(flags)
+    return [f"--{name}={value}" for name, value in values.items()] + list(extra)
+
 
 def shm_entries() -> set[str]:
     try:

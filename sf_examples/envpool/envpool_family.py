@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-from sample_factory.envs.env_utils import UnknownEnvError, unknown_env_message
+from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError, register_env, unknown_env_message
+from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_name, require_envpool, rewrite_env_arg
@@ -17,13 +18,15 @@ from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_na
 
 @dataclass(frozen=True)
 class EnvPoolFamilyScripts:
-    """One EnvPool family as its scripts see it: its env names, defaults hook and registration."""
+    """One EnvPool family as its scripts see it: its env names, defaults hook and env factory.
+
+    The family's train and enjoy modules are thin: they build one of these and call its methods."""
 
     prefix: str
     env_names: dict[str, str]  # env name -> EnvPool task id
     default_env: str
     override_defaults: Callable[[str, argparse.ArgumentParser], None]
-    register: Callable[[str | None], None]
+    make_env: Callable[..., object]  # the env factory registered under every name of ``env_names``
     train_script: str
     enjoy_script: str
 
@@ -51,8 +54,27 @@ class EnvPoolFamilyScripts:
         if cfg.env not in self.env_names:
             raise UnknownEnvError(unknown_env_message(str(cfg.env), sorted(self.env_names)))
         require_envpool()
-        self.register(cfg.env)
+        self.register_envs(cfg.env)
         return cfg
+
+    def register_envs(self, env_name: str | None = None) -> None:
+        """Register every name of the family (``env_name``, passed by generic tools, makes no difference)."""
+        del env_name
+        for name in self.env_names:
+            register_env(name, self.make_env)
+
+    def register_family(self, env_name: str) -> None:
+        """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
+        require_envpool()
+        self.register_envs(env_name)
+
+    def run(self, run_config: Callable[[Config], StatusCode] = run_rl, evaluation: bool = False) -> StatusCode:
+        """A script's ``main``: prepare the config, then ``run_config`` it; known user errors become one line."""
+        try:
+            cfg = self.prepare(evaluation=evaluation)
+        except (MissingDependencyError, ValueError) as exc:
+            return self.fail(exc)
+        return run_config(cfg)
 
     @staticmethod
     def fail(exc: Exception) -> StatusCode:

@@ -27,34 +27,14 @@ def run_module(module: str, *args: str, timeout: float = 240.0) -> RunResult:
 
 def train(train_dir: Path, env: str, *extra: str, steps: int = STEPS) -> RunResult:
     """A short parallel run with one worker; ``--train_for_env_steps`` counts frames (4 per agent step)."""
-    args = [
-        f"--env={env}",
-        f"--train_dir={train_dir}",
-        f"--experiment={env}",
-        f"--train_for_env_steps={steps}",
-        "--device=cpu",
-        "--num_workers=1",
-        "--num_envs_per_worker=2",
-        "--rollout=32",
-        "--batch_size=64",
-        "--num_batches_per_epoch=1",
-        "--num_epochs=1",
-        "--seed=1",
-        *extra,
-    ]
-    return run_module(TRAIN, *args)
-
-
-def assert_trained(result: RunResult, min_frames: int = STEPS) -> None:
-    assert result.returncode == 0, result.explain()
-    collected = result.collected()
-    assert collected.get(0, 0) >= min_frames, f"collected {collected}\n{result.explain()}"
+    flags = dict(batch_size=64, num_batches_per_epoch=1, num_epochs=1)
+    return run_module(TRAIN, *sf_run.short_run_args(train_dir, env, steps, *extra, **flags))
 
 
 @pytest.fixture(scope="module")
 def breakout_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     train_dir = tmp_path_factory.mktemp("atari")
-    assert_trained(train(train_dir, "atari_breakout"))
+    train(train_dir, "atari_breakout").assert_trained(STEPS)
     return train_dir
 
 
@@ -69,7 +49,7 @@ def test_breakout_trains_with_atari_defaults(breakout_dir: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("env", [name for name in REQUIRED if name != "atari_breakout"])
 def test_required_game_trains(tmp_path: Path, env: str) -> None:
-    assert_trained(train(tmp_path, env))
+    train(tmp_path, env).assert_trained(STEPS)
 
 
 def test_enjoy_writes_mp4(breakout_dir: Path) -> None:

@@ -30,34 +30,15 @@ def run_module(module: str, *args: str, timeout: float = 240.0) -> RunResult:
 
 def train(train_dir: Path, env: str, *extra: str, steps: int = STEPS) -> RunResult:
     """A short parallel run with one worker and small updates, so a few thousand steps give several of them."""
-    args = [
-        f"--env={env}",
-        f"--train_dir={train_dir}",
-        f"--experiment={env}",
-        f"--train_for_env_steps={steps}",
-        "--device=cpu",
-        "--num_workers=1",
-        "--num_envs_per_worker=2",
-        "--rollout=32",
-        "--batch_size=256",
-        "--num_batches_per_epoch=1",
-        "--seed=1",
-        *extra,
-    ]
-    return run_module(TRAIN, *args)
-
-
-def assert_trained(result: RunResult, min_samples: int = STEPS) -> None:
-    assert result.returncode == 0, result.explain()
-    collected = result.collected()
-    assert collected.get(0, 0) >= min_samples, f"collected {collected}\n{result.explain()}"
+    flags = dict(batch_size=256, num_batches_per_epoch=1)
+    return run_module(TRAIN, *sf_run.short_run_args(train_dir, env, steps, *extra, **flags))
 
 
 @pytest.fixture(scope="module")
 def pendulum_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One short pendulum run shared by the enjoy and eval tests."""
     train_dir = tmp_path_factory.mktemp("mujoco")
-    assert_trained(train(train_dir, "mujoco_pendulum"))
+    train(train_dir, "mujoco_pendulum").assert_trained(STEPS)
     return train_dir
 
 
@@ -70,13 +51,13 @@ def test_pendulum_trains_and_saves_family_config(pendulum_dir: Path) -> None:
 
 @pytest.mark.parametrize("env", FAST_ENVS[1:])
 def test_fast_env_trains(tmp_path: Path, env: str) -> None:
-    assert_trained(train(tmp_path, env))
+    train(tmp_path, env).assert_trained(STEPS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("env", sorted(set(MUJOCO_ENVS) - set(FAST_ENVS)))
 def test_every_env_trains(tmp_path: Path, env: str) -> None:
-    assert_trained(train(tmp_path, env))
+    train(tmp_path, env).assert_trained(STEPS)
 
 
 def test_enjoy_writes_mp4(pendulum_dir: Path) -> None:

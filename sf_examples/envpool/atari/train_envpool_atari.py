@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.envs.env_utils import MissingDependencyError, register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.envpool.atari.envpool_atari_params import (
     ENVPOOL_ATARI_ENVS,
@@ -22,23 +20,9 @@ from sf_examples.envpool.atari.envpool_atari_params import (
     make_envpool_atari_env,
 )
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
-from sf_examples.envpool.envpool_utils import require_envpool
 
 TRAIN_SCRIPT = "sf_examples.envpool.atari.train_envpool_atari"
 ENJOY_SCRIPT = "sf_examples.envpool.atari.enjoy_envpool_atari"
-
-
-def register_envpool_atari_envs(env_name: str | None = None) -> None:
-    """Register every ``envpool_atari_*`` name (``env_name``, passed by generic tools, makes no difference)."""
-    del env_name
-    for name in ENVPOOL_ATARI_ENVS:
-        register_env(name, make_envpool_atari_env)
-
-
-def register_envpool_atari_family(env_name: str) -> None:
-    """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
-    require_envpool()
-    register_envpool_atari_envs(env_name)
 
 
 SCRIPTS = EnvPoolFamilyScripts(
@@ -46,7 +30,7 @@ SCRIPTS = EnvPoolFamilyScripts(
     env_names=ENVPOOL_ATARI_ENVS,
     default_env=PREFIX + "breakout",
     override_defaults=envpool_atari_override_defaults,
-    register=register_envpool_atari_envs,
+    make_env=make_envpool_atari_env,
     train_script=TRAIN_SCRIPT,
     enjoy_script=ENJOY_SCRIPT,
 )
@@ -56,12 +40,13 @@ def parse_envpool_atari_cfg(argv: list[str] | None = None, evaluation: bool = Fa
     return SCRIPTS.parse_cfg(argv, evaluation)
 
 
+# the names generic tools (sf_examples/families.py) and user code import
+register_envpool_atari_envs = SCRIPTS.register_envs
+register_envpool_atari_family = SCRIPTS.register_family
+
+
 def main() -> StatusCode:
-    try:
-        cfg = SCRIPTS.prepare(evaluation=False)
-    except (MissingDependencyError, ValueError) as exc:
-        return SCRIPTS.fail(exc)
-    return run_rl(cfg)
+    return SCRIPTS.run()
 
 
 if __name__ == "__main__":

@@ -10,18 +10,12 @@ from __future__ import annotations
 import sys
 
 from sample_factory.enjoy import enjoy
-from sample_factory.envs.env_utils import MissingDependencyError
 from sample_factory.utils.typing import StatusCode
 from sf_examples.envpool.mujoco.train_envpool_mujoco import SCRIPTS
 
 
 def main() -> StatusCode:
-    try:
-        cfg = SCRIPTS.prepare(evaluation=True)
-    except (MissingDependencyError, ValueError) as exc:
-        return SCRIPTS.fail(exc)
-    status, _ = enjoy(cfg)
-    return status
+    return SCRIPTS.run(lambda cfg: enjoy(cfg)[0], evaluation=True)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.envs.env_utils import MissingDependencyError, register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
-from sf_examples.envpool.envpool_utils import require_envpool
 from sf_examples.envpool.mujoco.envpool_mujoco_params import (
     ENVPOOL_MUJOCO_ENVS,
     PREFIX,
@@ -28,25 +25,12 @@ TRAIN_SCRIPT = "sf_examples.envpool.mujoco.train_envpool_mujoco"
 ENJOY_SCRIPT = "sf_examples.envpool.mujoco.enjoy_envpool_mujoco"
 
 
-def register_envpool_mujoco_envs(env_name: str | None = None) -> None:
-    """Register every ``envpool_mujoco_*`` name (``env_name``, passed by generic tools, makes no difference)."""
-    del env_name
-    for name in ENVPOOL_MUJOCO_ENVS:
-        register_env(name, make_envpool_mujoco_env)
-
-
-def register_envpool_mujoco_family(env_name: str) -> None:
-    """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
-    require_envpool()
-    register_envpool_mujoco_envs(env_name)
-
-
 SCRIPTS = EnvPoolFamilyScripts(
     prefix=PREFIX,
     env_names=ENVPOOL_MUJOCO_ENVS,
     default_env=PREFIX + "halfcheetah",
     override_defaults=envpool_mujoco_override_defaults,
-    register=register_envpool_mujoco_envs,
+    make_env=make_envpool_mujoco_env,
     train_script=TRAIN_SCRIPT,
     enjoy_script=ENJOY_SCRIPT,
 )
@@ -56,12 +40,13 @@ def parse_envpool_mujoco_cfg(argv: list[str] | None = None, evaluation: bool = F
     return SCRIPTS.parse_cfg(argv, evaluation)
 
 
+# the names generic tools (sf_examples/families.py) and user code import
+register_envpool_mujoco_envs = SCRIPTS.register_envs
+register_envpool_mujoco_family = SCRIPTS.register_family
+
+
 def main() -> StatusCode:
-    try:
-        cfg = SCRIPTS.prepare(evaluation=False)
-    except (MissingDependencyError, ValueError) as exc:
-        return SCRIPTS.fail(exc)
-    return run_rl(cfg)
+    return SCRIPTS.run()
 
 
 if __name__ == "__main__":
