@@ -404,7 +404,8 @@ def add_fault_tolerance_args(p: ArgParser) -> None:
         default=120,
         help="Parallel mode: a worker process that sends no heartbeat for this many seconds (an env step or a "
         "simulator that hangs, a deadlock) is killed and restarted like a dead one. 0 disables the check. Raise it "
-        "when single env steps or checkpoint writes legitimately take minutes.",
+        "when single env steps or checkpoint writes legitimately take minutes. Serial mode: a main loop silent this "
+        "long (a hung env step) ends the run with FAILURE and a log of where it is stuck.",
     )
     g.add_argument(
         "--max_restarts",

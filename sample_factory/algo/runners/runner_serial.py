@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import torch
 
+from sample_factory.algo.learning.checkpoints import list_checkpoints
 from sample_factory.algo.runners.components import loop_specs
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
+from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
@@ -26,6 +28,7 @@ class SerialRunner(Runner):
     def __init__(self, cfg: Config, unique_name: str = "runner", **runner_inputs) -> None:
         super().__init__(cfg, unique_name, **runner_inputs)
         self.runner: RunnerComponent | None = None
+        self.watchdog: SerialStallWatchdog | None = None
 
     def init(self) -> StatusCode:
         if not self.prepare_run():
@@ -46,6 +49,10 @@ class SerialRunner(Runner):
         # on_start (1 thread), so set it once every component has started (timers first fire after on_start)
         num_threads = max(1, self.cfg.learner_main_loop_num_cores)
         loop.call_later(0.0, lambda: torch.set_num_threads(num_threads))
+        if self.cfg.heartbeat_timeout > 0:  # a hung env step would otherwise hang the whole run silently
+            startup = float(getattr(self.cfg, "reset_timeout_seconds", 0))
+            self.watchdog = SerialStallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
+            loop.add_after_hook(self.watchdog.beat)
         self.notify_observers("on_connect_components")
         self.runner.install_signal_handlers()
         return ExperimentStatus.SUCCESS
@@ -54,4 +61,16 @@ class SerialRunner(Runner):
         if self.nothing_to_do:
             return ExperimentStatus.SUCCESS
         self.runner.call_user_code(self.notify_observers, "on_start")
-        return self.runner.run_loop()
+        if self.watchdog is not None:
+            self.watchdog.start()
+        try:
+            return self.runner.run_loop()
+        finally:
+            if self.watchdog is not None:
+                self.watchdog.stop()
+
+    def _where_to_resume(self) -> str:
+        latest = [paths[-1] for p in range(self.cfg.num_policies) if (paths := list_checkpoints(self.cfg, p))]
+        if not latest:
+            return "No checkpoint was written before the stall."
+        return f"The latest checkpoint ({', '.join(latest)}) is complete: the same command resumes from it."

@@ -264,6 +264,10 @@ class EventLoop:
         if type(component).after_messages is not Component.after_messages:
             self._after_hooks.append(component.after_messages)
 
+    def add_after_hook(self, hook: Callable[[], None]) -> None:
+        """``hook()`` runs after every iteration's messages, like a component's ``after_messages``."""
+        self._after_hooks.append(hook)
+
     def add_timer(self, period: float, callback: Callable[[], None], first_delay: float | None = None) -> None:
         delay = period if first_delay is None else first_delay
         self._timers.append(_Timer(period, callback, time.monotonic() + delay))

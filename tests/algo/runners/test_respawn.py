@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import signal
 import sys
 import time
@@ -108,8 +107,4 @@ def test_acceptance_run_survives_killed_rollout_and_inference_workers(tmp_path):
     assert result.returncode == 0, result.explain()
     assert "Restarting rollout_w1" in result.output and "Restarting inference_p0_w0" in result.output
     assert result.collected()[0] >= 400_000 * 0.9  # the part collected by this run (all of it: no resume)
-    # reaching 400 after the kills is the check; the last average also depends on CartPole APPO's late oscillation
-    # (seen without any kill too: a 200k run peaked at 500 and ended at 430), so it only has to stay in range
-    after_kills = result.output.split("inference_p0_w0 is back")[-1]
-    assert max(float(r) for r in re.findall(r"Avg episode reward: \[\(0, '([0-9.]+)'", after_kills)) >= 400
-    assert result.last_reward() >= 300, result.explain()
+    assert result.last_reward() >= 400, result.explain()  # the acceptance: the run ends at >= 400
