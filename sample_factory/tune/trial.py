@@ -99,7 +99,7 @@ def run_trial(plan: TrialPlan) -> TrialResult:
                 watcher.stop("interrupted")
             watcher.reap(until=min(plan.deadline, time.time() + STOP_GRACE_S))
             raise
-        watcher.reap(until=plan.deadline)
+        watcher.reap(until=min(plan.deadline, (watcher.stop_sent_at or plan.deadline) + STOP_GRACE_S))
     return watcher.result(time.time() - started)
 
 
@@ -130,7 +130,7 @@ class _Watcher:
         while not self._drain():  # until the output closes: the run ended
             now = time.time()
             self._sample(now)
-            if now >= self.plan.deadline:
+            if now >= self.plan.deadline or (self.stop_sent_at is not None and now >= self.stop_sent_at + STOP_GRACE_S):
                 return
             if self.stop_sent_at is None and self._measured(now):
                 self.stop("measured")
@@ -260,7 +260,7 @@ class _Watcher:
     def _outcome(self) -> str:
         code = self.proc.returncode
         if self.killed:
-            return "killed at deadline"
+            return "killed (no orderly stop)" if self.stop_reason == "measured" else "killed at deadline"
         if self.stop_sent_at is None:
             return f"failed (exit code {code})" if code else "exited before it was measured"
         if self.stop_reason == "deadline":

@@ -83,7 +83,7 @@ def test_a_trial_that_ignores_sigterm_is_killed_at_its_deadline_with_its_childre
     plan, shm_path = _plan(tmp_path, "ignore", seconds=3)
     started = time.time()
     result = run_trial(plan)
-    assert result.outcome == "killed at deadline"
+    assert result.outcome.startswith("killed")
     assert time.time() - started < 3 + 6  # the deadline plus the reaping
     assert result.fps is not None  # its status lines still give a figure
     assert not _processes_naming(shm_path)
