@@ -31,7 +31,7 @@ from sample_factory.tune.logparse import (
 )
 
 POLL_S = 0.5
-STOP_GRACE_S = 10.0  # an orderly stop (final status line, profile trees) normally takes 1-5 s
+STOP_GRACE_S = 25.0  # an orderly stop takes 1-5 s, up to the runner's own 20 s stop timeout on a loaded machine
 KILL_WAIT_S = 5.0
 LOG_TAIL_LINES = 30
 
@@ -126,7 +126,8 @@ class _Watcher:
         self.lines.put(None)
 
     def watch(self) -> None:
-        soft_deadline = self.plan.deadline - STOP_GRACE_S
+        # time to stop in order before the deadline: the full grace, but never most of a short trial
+        soft_deadline = self.plan.deadline - min(STOP_GRACE_S, 0.25 * (self.plan.deadline - time.time()))
         while not self._drain():  # until the output closes: the run ended
             now = time.time()
             self._sample(now)
