@@ -87,8 +87,9 @@ class Machine:
 class MemoryModel:
     """Peak memory of a trial predicted from the baseline trial.
 
-    A rollout worker's resident size (the median child process of the baseline, envs included) is taken to grow with
-    its number of envs; an extra inference worker costs as much as the largest child (it holds a model copy).
+    A rollout worker's resident size (the baseline's total shared among its workers, the learner and the inference
+    worker, or the median child process if larger) is taken to grow with its number of envs; an extra inference
+    worker costs as much as the largest child (it holds a model copy).
     """
 
     base_total: int
@@ -312,6 +313,8 @@ def choose(measurements: dict[Settings, list[float]], baseline: Settings, min_ga
     if not order:
         return Choice(baseline, "no trial measured an FPS: keeping your settings")
     best, base_fps = order[0], mean_fps(measurements, baseline)
+    if order == [baseline]:
+        return Choice(baseline, "only your settings were measured: raise --tune_seconds to fit more trials")
     if best == baseline:
         return Choice(baseline, "your settings were the fastest")
     if base_fps <= 0:

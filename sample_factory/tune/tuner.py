@@ -131,7 +131,9 @@ class Tuner:
         memory = MemoryModel(
             base_total=row.result.peak_rss,
             base=baseline,
-            per_worker=row.result.median_child_rss,
+            # children include env processes (VizDoom runs one per env), so a median child can be one env alone:
+            # the baseline's total shared among its workers plus the learner and the inference worker errs high
+            per_worker=max(row.result.median_child_rss, row.result.peak_rss // (baseline.num_workers + 2)),
             per_policy_worker=row.result.max_child_rss,
         )
         return baseline, Space(self.machine, base_cfg, self.opts.tune_batch_size, memory)

@@ -115,6 +115,7 @@ def test_choose_keeps_the_baseline_unless_the_gain_is_clear():
     assert chosen.settings == other and "+9.0%" in chosen.reason
     assert choose({base: [1000.0], other: [900.0]}, base, 0.05).settings == base
     assert choose({}, base, 0.05).settings == base
+    assert "raise --tune_seconds" in choose({base: [1000.0]}, base, 0.05).reason
 
 
 @pytest.mark.parametrize("gain", [0.0, 0.2])
