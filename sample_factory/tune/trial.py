@@ -131,6 +131,8 @@ class _Watcher:
         while not self._drain():  # until the output closes: the run ended
             now = time.time()
             self._sample(now)
+            if self.stop_sent_at is not None:
+                self._note_shm_files()  # files made while stopping; too costly to read every poll while measuring
             if now >= self.plan.deadline or (self.stop_sent_at is not None and now >= self.stop_sent_at + STOP_GRACE_S):
                 return
             if self.stop_sent_at is None and self._measured(now):

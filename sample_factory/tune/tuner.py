@@ -36,6 +36,7 @@ TrialRunner = Callable[[TrialPlan], TrialResult]
 ConfigLoader = Callable[[str], Config]
 MAX_MEASUREMENTS = 3  # repeats of one setting beyond this teach little; other settings are worth more
 REPEAT_RESERVE = 2.2  # with fewer than this many trials of time left, confirm the leader instead of exploring
+FIT_MARGIN = 1.15  # trials of the same command differ in start-up time by 10% and more on a busy machine
 
 
 class TuneError(RuntimeError):
@@ -77,7 +78,8 @@ class Budget:
         return max(self.trial_walls) if self.trial_walls else self.seconds
 
     def fits(self, now: float) -> bool:
-        return self.deadline - now >= self.estimate()
+        """A trial that would only just fit usually runs out of time before its steady window: keep a margin."""
+        return self.deadline - now >= FIT_MARGIN * self.estimate()
 
     def trial_deadline(self, now: float) -> float:
         """Room for a slower-than-usual start-up (more workers start slower), but never past the budget."""

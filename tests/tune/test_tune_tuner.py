@@ -80,6 +80,8 @@ def test_trials_fit_in_the_budget_and_the_baseline_runs_first():
     assert all(plan.deadline <= tuner.budget.deadline for plan in trials.plans)
     assert not os.path.exists(tuner.train_dir)  # the temporary train_dir is gone
     assert len(set(trials.settings)) == len(trials.settings)  # no setting measured twice while moves were left
+    tight, _, _ = _tune(41, lambda s: 1000.0)
+    assert len(tight.rows) == 3  # at 30 s, 11 s left: a 10 s trial would only just fit, so none starts
 
 
 def test_a_clearly_faster_setting_is_chosen_and_confirmed():
