@@ -17,6 +17,7 @@ from typing import Any
 from gymnasium import spaces
 
 from sample_factory.algo.utils.action_conversion import rows_are_env_actions
+from sample_factory.cfg.value_ranges import value_range_problems
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
@@ -192,7 +193,7 @@ def _range_problems(cfg: Config) -> list[str]:
         problems.append(
             f"--recurrence={cfg.recurrence} must be >= 1, or -1 for a whole rollout with an RNN (1 without)"
         )
-    return problems + _fault_tolerance_problems(cfg) + _pbt_range_problems(cfg)
+    return problems + value_range_problems(cfg) + _fault_tolerance_problems(cfg) + _pbt_range_problems(cfg)
 
 
 def _fault_tolerance_problems(cfg: Config) -> list[str]:
@@ -275,6 +276,8 @@ def _experiment_dir_problems(cfg: Config) -> list[str]:
 
     An empty or ``..`` experiment name would point restart/overwrite at the train_dir itself or outside it.
     """
+    if "\x00" in cfg.train_dir or "\x00" in cfg.experiment:
+        return ["--train_dir and --experiment must not contain a NUL character (no file system accepts it)"]
     train_dir = os.path.abspath(cfg.train_dir)
     folder = os.path.abspath(os.path.join(train_dir, cfg.experiment))
     if folder == train_dir or os.path.commonpath([train_dir, folder]) != train_dir:
@@ -319,6 +322,7 @@ def env_problems(cfg: Config, env_info: Any) -> list[str]:
     """Every setting that does not fit the env described by ``env_info``, each naming the flag and the fix."""
     return (
         _vtrace_problems(cfg)
+        + _supported_action_space_problems(env_info)
         + _action_space_problems(cfg, env_info)
         + _obs_key_problems(cfg, env_info)
         + _obs_space_problems(env_info)
@@ -356,6 +360,27 @@ def _contains_box(space: spaces.Space) -> bool:
     if isinstance(space, spaces.Dict):
         return any(_contains_box(sub) for sub in space.spaces.values())
     return False
+
+
+_ACTION_SPACES = (spaces.Discrete, spaces.Box, spaces.MultiDiscrete)
+
+
+def _action_space_supported(space: spaces.Space) -> bool:
+    if isinstance(space, spaces.Tuple):
+        return all(_action_space_supported(sub) for sub in space.spaces)
+    return isinstance(space, _ACTION_SPACES)
+
+
+def _supported_action_space_problems(env_info: Any) -> list[str]:
+    """The policy can only output the actions of these spaces; any other fails while allocating buffers."""
+    space = env_info.action_space
+    if _action_space_supported(space):
+        return []
+    return [
+        f"the env's action space {space} is not supported: the policy outputs Discrete, Box, MultiDiscrete or a Tuple "
+        "of them. Convert the actions in an env wrapper (e.g. a MultiBinary(n) as MultiDiscrete([2] * n), a Dict as "
+        "a Tuple)"
+    ]
 
 
 def _action_space_problems(cfg: Config, env_info: Any) -> list[str]:

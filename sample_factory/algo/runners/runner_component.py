@@ -187,7 +187,7 @@ class RunnerComponent(Component):
         return True
 
     def on_component_error(self, name: str, tb: str) -> None:
-        log.error("Component %s failed, stopping the run. Its traceback:\n%s", name, tb)
+        log.error("Component %s failed, stopping the run:\n%s", name, tb)
         self.status = ExperimentStatus.FAILURE
         self.request_stop()  # the learners keep their last consistent state (a learner that failed itself does not)
 

@@ -24,10 +24,12 @@ import numpy as np
 import torch
 
 from sample_factory.algo.utils.action_conversion import make_action_converter
+from sample_factory.algo.utils.contract_errors import EnvContractError
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.make_env import BatchedVecEnv
 from sample_factory.algo.utils.shared_buffers import numpy_views, obs_space_dict
 from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.envs.env_contract import CHECKED_STEPS, EnvContract
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -80,6 +82,8 @@ class EnvRecovery:
             try:
                 envs[i] = self.make(i)
                 return reset(envs[i])
+            except EnvContractError:
+                raise  # a broken contract is the same in every new env
             except Exception:
                 error = traceback.format_exc()
 
@@ -181,6 +185,9 @@ class NonBatchedEnvRunner:
         self._valid = np.ones(n, dtype=bool)
         self.last_dones = self._done
         self.recovery: EnvRecovery | None = None  # set by the rollout worker with --env_error_behavior=recreate
+        # the first steps of every (new) env are checked against the Gymnasium API and the env's spaces
+        self.contract = EnvContract(str(cfg.env), env_info.obs_space, self.num_agents, self.multiagent)
+        self.checks_left = CHECKED_STEPS
 
     # ---- observation writing ----
     def _write_obs(self, actor: int, obs, t: int) -> None:
@@ -198,11 +205,15 @@ class NonBatchedEnvRunner:
         later: a flaky simulator may fail at start-up as well."""
         for env_idx, env in enumerate(self.envs):
             try:
-                obs, infos = env.reset(seed=seeds[env_idx])
+                obs, infos = self.contract.reset_result(env.reset(seed=seeds[env_idx]))
+            except EnvContractError:
+                raise
             except Exception:
                 if self.recovery is None:
                     raise
-                obs = self.recovery.replace(self.envs, env_idx, lambda e, s=seeds[env_idx]: e.reset(seed=s)[0])
+                obs = self.recovery.replace(
+                    self.envs, env_idx, lambda e, s=seeds[env_idx]: self.contract.reset_result(e.reset(seed=s))[0]
+                )
             for agent in range(self.num_agents):
                 actor = env_idx * self.num_agents + agent
                 self._write_obs(actor, obs[agent] if self.multiagent else obs, 0)
@@ -224,6 +235,8 @@ class NonBatchedEnvRunner:
                     self._step_multi(env, env_idx, base, env_actions, t, stats)
                 else:
                     self._step_single(env, base, self.convert_action(actions[base]), t, stats)
+            except EnvContractError:
+                raise  # recreating the env cannot fix a broken contract
             except Exception:
                 if self.recovery is None:
                     raise
@@ -233,10 +246,13 @@ class NonBatchedEnvRunner:
         self.traj["time_outs"][st.slots, t] = self._timeout
         self.traj["valids"][st.slots, t] = self._valid
         st.t = t + 1
+        if self.checks_left:
+            self.checks_left -= 1
 
     def _recreate(self, env_idx: int, t: int) -> None:
         """Env ``env_idx`` raised at step ``t``: a new one continues, its actors' episodes end here, uncounted."""
-        obs = self.recovery.replace(self.envs, env_idx, lambda env: env.reset()[0])
+        obs = self.recovery.replace(self.envs, env_idx, lambda env: self.contract.reset_result(env.reset())[0])
+        self.checks_left = CHECKED_STEPS  # the new env's first steps are checked too
         for agent in range(self.num_agents):
             actor = env_idx * self.num_agents + agent
             self._rew[actor], self._done[actor], self._timeout[actor], self._valid[actor] = 0.0, 1.0, 1.0, False
@@ -244,17 +260,23 @@ class NonBatchedEnvRunner:
             self._write_obs(actor, obs[agent] if self.multiagent else obs, t + 1)
 
     def _step_single(self, env, actor: int, action, t: int, stats: EpisodeStats) -> None:
-        obs, reward, terminated, truncated, info = env.step(action)
+        result = env.step(action)
+        if self.checks_left:
+            result = self.contract.step_result(result)
+        obs, reward, terminated, truncated, info = result
         self._record(actor, reward, terminated, truncated, info, stats)
         if terminated or truncated:
-            obs, _ = env.reset()
+            obs, _ = self.contract.reset_result(env.reset()) if self.checks_left else env.reset()
             stats.episode_done(actor, int(self.state.policy[actor]), info)
             if self.recovery is not None:
                 self.recovery.episode_finished(actor)  # single-agent envs: the actor index is the env index
         self._write_obs(actor, obs, t + 1)
 
     def _step_multi(self, env, env_idx: int, base: int, actions: list, t: int, stats: EpisodeStats) -> None:
-        obs, rewards, terminated, truncated, infos = env.step(actions)
+        result = env.step(actions)
+        if self.checks_left:
+            result = self.contract.step_result(result)
+        obs, rewards, terminated, truncated, infos = result
         for agent in range(self.num_agents):
             actor = base + agent
             info = infos[agent] if infos else {}

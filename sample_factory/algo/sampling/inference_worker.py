@@ -15,11 +15,13 @@ host buffers and non-blocking copies (``host_staging.StagedGather``).
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections import defaultdict
 
 import torch
 
+from sample_factory.algo.utils.contract_errors import ContractError
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.host_staging import StagedGather
@@ -28,6 +30,7 @@ from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.model.output_checks import check_action_parameters, explain_failed_forward
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
@@ -125,9 +128,10 @@ class InferenceWorker(Component):
         with self.timing.add_time("forward"):
             normalized = self.model.normalize_obs(obs)
             mask = obs.get("action_mask") if self.has_action_mask else None
-            out = self.model(normalized, rnn_states, action_mask=mask)
+            out = self._forward(normalized, rnn_states, mask)
         with self.timing.add_time("write"):
             out = out.to("cpu") if self.device.type != "cpu" else out
+            check_action_parameters(self.model, out["action_logits"], self.policy_id, self.version)
             traj["actions"][slots, steps] = out["actions"].to(traj["actions"].dtype)
             traj["log_prob_actions"][slots, steps] = out["log_prob_actions"]
             traj["action_logits"][slots, steps] = out["action_logits"]
@@ -135,8 +139,18 @@ class InferenceWorker(Component):
             traj["policy_version"][slots, steps] = self.version
             traj["rnn_states"][slots, steps + 1] = out["new_rnn_states"]
 
+    def _forward(self, normalized: dict, rnn_states: torch.Tensor, mask: torch.Tensor | None):
+        try:
+            return self.model(normalized, rnn_states, action_mask=mask)
+        except Exception as exc:  # noqa: BLE001  (NaN breaks sampling with a RuntimeError or a ValueError)
+            error = explain_failed_forward(self.model, normalized, rnn_states, mask, self.policy_id, self.version)
+            if error is None:
+                raise
+            raise error from exc
+
     def _report_error(self) -> None:
-        tb = traceback.format_exc()
+        exc = sys.exc_info()[1]
+        tb = str(exc) if isinstance(exc, ContractError) else traceback.format_exc()
         log.error("%s failed:\n%s", self.name, tb)
         self.send(RUNNER, "on_component_error", self.name, tb)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import random
+import sys
 import time
 import traceback
 
@@ -34,6 +35,7 @@ from sample_factory.algo.sampling.env_runner import (
 )
 from sample_factory.algo.sampling.exact_resume import WorkerResume
 from sample_factory.algo.sampling.peer_restarts import PeerRestarts
+from sample_factory.algo.utils.contract_errors import ContractError
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.make_env import make_env_func_batched
@@ -43,6 +45,7 @@ from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.create_env import create_env
+from sample_factory.envs.env_contract import RolloutFiniteCheck
 from sample_factory.envs.env_utils import RewardShapingInterface, find_wrapper_interface
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
@@ -118,6 +121,7 @@ class RolloutWorker(PeerRestarts, Component):
         num_agents = self.env_info.num_agents
         self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents, cfg.use_record_episode_statistics)
         traj_np = numpy_views(self.traj)
+        self.finite_check = RolloutFiniteCheck(str(cfg.env), traj_np, num_agents)
         for split in range(cfg.worker_num_splits):
             runner = self._make_split_runner(split, per_split, traj_np)
             actor_offset = split * per_split * num_agents
@@ -287,6 +291,7 @@ class RolloutWorker(PeerRestarts, Component):
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state
         old_slots = st.slots.copy()
+        self.finite_check.check(old_slots, self.rollout, f"{self.name} split {split}")
         self._stage_carry_over(split, old_slots)
         for policy in range(self.num_policies):
             mask = st.policy == policy
@@ -397,7 +402,9 @@ class RolloutWorker(PeerRestarts, Component):
         self.send(RUNNER, "on_envs_recreated", self.name, len(errors), errors[-1])
 
     def _report_error(self) -> None:
-        tb = traceback.format_exc()
+        exc = sys.exc_info()[1]
+        # a broken env contract is explained by its message; a traceback into the env runner would only distract
+        tb = str(exc) if isinstance(exc, ContractError) else traceback.format_exc()
         log.error("%s failed:\n%s", self.name, tb)
         self.stopped = True
         self.send(RUNNER, "on_component_error", self.name, tb)
