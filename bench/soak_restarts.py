@@ -301,7 +301,9 @@ class Soak:
             return False
         os.kill(pid, signal.SIGKILL)
         killed_at = time.monotonic()
-        line = self._wait_line(lambda s: (m := BACK_RE.search(s)) is not None and m.group(1) == role, 600.0)
+        line = self._wait_line(
+            lambda s: (m := BACK_RE.search(s)) is not None and m.group(1) == role, self.args.restart_timeout_s
+        )
         if line is None:
             self.problems.append(f"{role} did not come back (killed at {killed_at - probe.started:.0f} s)")
             return False
@@ -516,6 +518,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--restarts", type=int, default=22, help="kills to make (each waits for its restart)")
     p.add_argument("--kill_every_s", type=float, default=None, help="default: the restarts spread over the run")
     p.add_argument("--sample_every_s", type=float, default=10.0)
+    p.add_argument("--restart_timeout_s", type=float, default=300.0, help="a restart not back by then fails the soak")
     p.add_argument("--warmup_s", type=float, default=None, help="before the first kill and the RSS fit (default: "
                    "a sixth of the run, at least 20 s)")  # fmt: skip
     p.add_argument("--roles", default=",".join(DEFAULT_ROLES), help="killed in rotation (process title prefixes)")
@@ -540,8 +543,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")  # unwinds through Soak.run, which stops the training run
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)  # a killed soak must not leave its training run behind
     return Soak(args).run()
 
 
