@@ -391,12 +391,22 @@ class Soak:
         while session_pids(self.proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         leftovers = [f"{pid} {title_of(pid)}" for pid in session_pids(self.proc.pid)]
-        for pid in session_pids(self.proc.pid):  # never leave them running for the next job
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if leftovers:  # never leave them running for the next job; the resource tracker last, so that it can
+            # unlink the semaphores of the processes killed before it
+            self._kill_session(lambda pid: "resource_tracker" not in title_of(pid))
+            deadline = time.monotonic() + 10.0
+            while session_pids(self.proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self._kill_session(lambda pid: True)
         return exit_code, leftovers
+
+    def _kill_session(self, which) -> None:
+        for pid in session_pids(self.proc.pid):
+            if which(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def _report(self, exit_code, leftovers, run_shm_left, lib_before, lib_after, log_path) -> int:
         args, samples = self.args, self.samples
