@@ -79,6 +79,8 @@ class RolloutWorker(PeerRestarts, Component):
             s for s in (slot_owners.initial_free(worker_idx) if slot_owners is not None else ()) if s not in held
         )
         self.restarted = restart is not None
+        self.pending_reset: dict[int, list] = {}  # a restarted worker's splits short of slots: split -> env seeds
+        self.sampling_begun = False
         # peers being restarted (see docs/reliability.md): slots handed to a batcher (slot -> policy) and not yet
         # back, reclaimed if that policy's learner dies; policies whose learner or inference worker is down
         self.handed_out: dict[int, int] = {slot: p for p, slots in withheld.items() for slot in slots}
@@ -130,9 +132,17 @@ class RolloutWorker(PeerRestarts, Component):
             self.carry.append(self._allocate_carry(runner.state.num_actors))
             self._assign_policies(runner.state, range(runner.state.num_actors))
             runner.state.policy[:] = runner.state.next_policy
+            seeds = [self._env_seed(split, i) for i in range(per_split)]
             if self._slots_missing(runner):
-                raise RuntimeError(f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)")
-            runner.reset([self._env_seed(split, i) for i in range(per_split)])
+                if not self.restarted:
+                    raise RuntimeError(
+                        f"{self.name}: not enough free trajectory slots at start-up (a bug in slot sizing)"
+                    )
+                # the batchers still hold some of the dead predecessor's slots (they come back by on_slots_freed,
+                # after this worker is ready): the split resets, and samples, once it has a slot for every actor
+                self.pending_reset[split] = seeds
+                continue
+            runner.reset(seeds)
         self.splits_started = [False] * cfg.worker_num_splits
         # per split, a bit per policy whose actions it waits for (several policies may control a split's actors)
         self._awaiting = [0] * cfg.worker_num_splits
@@ -213,6 +223,7 @@ class RolloutWorker(PeerRestarts, Component):
                 self.splits_started[split] = True
                 self._begin_next_rollout(split)
             return
+        self.sampling_begun = True
         delay_max = 0.0 if self.restarted else self.cfg.decorrelate_experience_max_seconds
         for split in range(len(self.runners)):
             if delay_max > 0:
@@ -224,7 +235,7 @@ class RolloutWorker(PeerRestarts, Component):
                 self._start_split(split)
 
     def _start_split(self, split: int) -> None:
-        if self.splits_started[split] or self.stopped:
+        if self.splits_started[split] or self.stopped or split in self.pending_reset:
             return
         self.splits_started[split] = True
         self._zero_rnn_states(self.runners[split].state.slots, 0)
@@ -339,6 +350,8 @@ class RolloutWorker(PeerRestarts, Component):
         for slot in slots:
             handed_out.pop(slot, None)
         self.free_slots.extend(slots)
+        if self.pending_reset and not self.stopped:
+            self._reset_pending_splits()
         if not self.waiting_for_slots or self.stopped:
             return
         still_waiting = []
@@ -348,6 +361,16 @@ class RolloutWorker(PeerRestarts, Component):
             else:
                 self._begin_next_rollout(split)
         self.waiting_for_slots = still_waiting
+
+    def _reset_pending_splits(self) -> None:
+        """A restarted worker's splits that started short of slots: reset (and sample) those that now have them."""
+        for split, seeds in list(self.pending_reset.items()):
+            if self._slots_missing(self.runners[split]):
+                continue  # keeps the slots it took; the next freed ones complete it
+            del self.pending_reset[split]
+            self.runners[split].reset(seeds)
+            if self.sampling_begun:
+                self._start_split(split)
 
     # ---------------------------------------------------------------- population-based training
     def on_pbt_reward_shaping(self, policy_id: int, scheme: dict) -> None:

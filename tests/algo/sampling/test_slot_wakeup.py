@@ -17,6 +17,7 @@ from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 from sample_factory.algo.runners.setup import obtain_env_info
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router, make_mp_inbox
+from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 
 WORKER = "rollout_w0"
@@ -25,14 +26,14 @@ WORKER = "rollout_w0"
 class _Setup:
     """One worker, two splits of one CartPole env each, and exactly one slot per actor: a finished split must wait."""
 
-    def __init__(self, tmp_path, inbox) -> None:
+    def __init__(self, tmp_path, inbox, restart: RestartInfo | None = None) -> None:
         cfg = cartpole_sampling_cfg(tmp_path, "wake", "--num_workers=1", "--num_envs_per_worker=2")
         env_info = obtain_env_info(cfg)
         self.traj = allocate_trajectories(cfg, env_info, 2, share=False)
         others = {"inference_p0_w0": "rest", "batcher_p0": "rest", "runner": "rest"}
         self.router = Router({WORKER: "w", **others}, {"w": inbox, "rest": LocalInbox()})
         self.loop = EventLoop("w", inbox, self.router, idle_timeout=30.0)  # a wait for messages would be long
-        self.worker = RolloutWorker(cfg, env_info, 0, self.router, self.traj, SlotOwners(2, 1, 2))
+        self.worker = RolloutWorker(cfg, env_info, 0, self.router, self.traj, SlotOwners(2, 1, 2), restart=restart)
         self.loop.add_component(self.worker)
         self.loop.start_components()
         self.sent()  # start-up reports to the runner
@@ -139,4 +140,19 @@ def test_slots_freed_while_stopping_are_kept_but_start_nothing(tmp_path):
     worker.on_slots_freed([0])
     assert list(worker.free_slots) == [0] and worker.waiting_for_slots == [0]
     assert not [m for m in setup.sent() if m[1] == "on_policy_request"]
+    setup.close()
+
+
+def test_a_restarted_worker_whose_slots_a_batcher_still_holds_starts_when_they_come_back(tmp_path, no_sleeping):
+    """Found by the churn soak (bench/soak_restarts.py): a rollout worker killed while the batcher held most of its
+    slots was replaced by one that failed at start-up for want of slots, ending the run."""
+    setup = _Setup(tmp_path, LocalInbox(), restart=RestartInfo(incarnation=1, withheld_slots={0: [1]}))
+    worker = setup.worker
+    assert worker.pending_reset and 1 in worker.pending_reset  # split 1 has no slot yet: not reset, no error
+    worker.on_begin_sampling()
+    assert [m[1:] for m in setup.sent()] == [("on_policy_request", (0, 0, 0, [0]))]  # split 0 samples at once
+    worker.send(WORKER, "on_slots_freed", [1])  # the batcher hands the withheld slot over
+    setup.loop.run_once()
+    assert not worker.pending_reset and worker.splits_started == [True, True]
+    assert [m[1:] for m in setup.sent()] == [("on_policy_request", (0, 1, 0, [1]))]
     setup.close()
