@@ -18,10 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "img")
 
-# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit ecfcb12, REPS=3)
+# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit afe6be7, REPS=3, the latest
+# measurement: "After PBT, the launcher, ...")
 MATCHED = {
-    "cartpole_matched": [(13457, 4160), (15151, 4653), (11510, 4548)],
-    "doom_basic_matched": [(2152, 1316), (2275, 1305), (2233, 1577)],
+    "cartpole_matched": [(8414, 2642), (10845, 3339), (5886, 2710)],
+    "doom_basic_matched": [(1822, 1066), (1788, 1108), (1613, 1126)],
 }
 
 
