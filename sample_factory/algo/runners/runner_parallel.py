@@ -6,6 +6,7 @@ stop and tells every component, so checkpoints get written. Each child also
 watches its parent and exits if the runner disappears, so no orphan survives
 a crashed or killed runner. A child that dies or stops sending heartbeats once training runs is restarted in
 place (``respawn``); one that dies during start-up ends the run, as a start-up failure is a bug to fix, not luck.
+A thread of the runner (``QueueDoctor``) unlocks any inbox left locked by a process killed inside a put or get.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import signal
 import time
 import traceback
+from collections import deque
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
 from sample_factory.algo.runners.respawn import Respawner, describe_exit, silence_limit
@@ -24,6 +26,7 @@ from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LoopLiveness, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.queue_repair import QueueDoctor, QueueRepair
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
@@ -155,6 +158,8 @@ class ParallelRunner(Runner):
         self._spawn_args: tuple | None = None
         self.spare_inboxes: list = []
         self._spares_used = 0
+        self.queue_doctor: QueueDoctor | None = None
+        self.queue_repairs: deque[QueueRepair] = deque()  # filled by the doctor's thread, read by the runner's loop
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
@@ -179,6 +184,8 @@ class ParallelRunner(Runner):
         # one fresh inbox per allowed restart (see LoopLiveness); small: a restarted loop's traffic is control only
         restarts = cfg.max_restarts_total if cfg.max_restarts > 0 and self.learner_specs is None else 0
         self.spare_inboxes = [make_mp_inbox(SPARE_INBOX_BYTES) for _ in range(max(0, restarts))]
+        self.queue_doctor = QueueDoctor(self.watched_queues, self.queue_repairs.append)
+        self.queue_doctor.start()
         router = Router(component_loops, self.inboxes, self.liveness, self.spare_inboxes)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
@@ -268,6 +275,23 @@ class ParallelRunner(Runner):
         self.liveness.switch_inbox(loop_name, spare)
         return spare
 
+    def watched_queues(self) -> dict:
+        """Every inbox of the run by label (for the queue doctor): ``inbox of <loop>`` for the one a loop reads now,
+        ``old inbox of <loop>`` / ``unused spare inbox <i>`` for the others."""
+        chosen = {loop: self.liveness.spare_chosen(loop) for loop in self.inboxes}
+        reader = {spare: loop for loop, spare in chosen.items() if spare >= 0}
+        queues = {}
+        for loop, inbox in self.inboxes.items():
+            queues[f"{'old ' if chosen[loop] >= 0 else ''}inbox of {loop}"] = inbox
+        for i, inbox in enumerate(self.spare_inboxes):
+            queues[f"inbox of {reader[i]}" if i in reader else f"unused spare inbox {i}"] = inbox
+        return queues
+
+    def reader_of(self, label: str) -> str | None:
+        """The loop that reads the queue ``label`` (of ``watched_queues``) now; None for an old or unused one."""
+        prefix = "inbox of "
+        return label[len(prefix) :] if label.startswith(prefix) else None
+
     def repair_weights(self, policy_id: int) -> None:
         """A learner died: its policy's published weights may be left locked mid-publish."""
         if self.shared is not None and policy_id < len(self.shared.weights):
@@ -281,6 +305,8 @@ class ParallelRunner(Runner):
                 log.warning("Process %s did not exit in time, terminating it", name)
                 proc.kill()
                 proc.join(timeout=5)
+        if self.queue_doctor is not None:  # kept watching until every child is gone: one may die in a put
+            self.queue_doctor.stop()
         for inbox in [*self.inboxes.values(), *self.spare_inboxes]:
             inbox.close()
 
@@ -292,6 +318,7 @@ class _ParallelRunnerComponent(RunnerComponent):
 
     def check_processes(self) -> None:
         owner = self.owner
+        self._act_on_queue_repairs()
         for name, code in owner.dead_processes():
             how = owner.kill_reasons.pop(name, None) or describe_exit(code)
             restartable = self.stop_requested_at is None and self.sampling_started_at is not None
@@ -311,6 +338,22 @@ class _ParallelRunnerComponent(RunnerComponent):
         if self.stop_requested_at is None and self.sampling_started_at is not None:
             self._kill_silent_processes()
             self.respawner.check_start_up(max(silence_limit(self.cfg), float(self.cfg.reset_timeout_seconds)))
+
+    def _act_on_queue_repairs(self) -> None:
+        """A repaired inbox whose messages were dropped: its reader missed messages, so it is restarted (killed, then
+        restarted like any dead process); the runner's own cannot be, so the run stops."""
+        owner = self.owner
+        while owner.queue_repairs:
+            repair = owner.queue_repairs.popleft()
+            loop = owner.reader_of(repair.label)
+            if not repair.emptied or loop is None or self.stop_requested_at is not None:
+                continue
+            if loop == RUNNER_LOOP:
+                log.error("Stopping the run: %s, messages to the runner were lost", repair.describe())
+                self.status = ExperimentStatus.FAILURE
+                self.request_stop()
+            elif owner.process_alive(loop) and not self.respawner.waiting_for(loop):
+                owner.kill_process(loop, f"its inbox lost messages ({repair.describe()})")
 
     def _kill_silent_processes(self) -> None:
         """A process whose components sent no heartbeat for --heartbeat_timeout seconds hangs: kill it (it is then
