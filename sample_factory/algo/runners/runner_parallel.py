@@ -19,14 +19,16 @@ import time
 import traceback
 from collections import deque
 
+from sample_factory.algo.learning.checkpoints import list_checkpoints
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
 from sample_factory.algo.runners.respawn import Respawner, describe_exit, silence_limit
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
+from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog, exit_with_failure
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LoopLiveness, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
-from sample_factory.algo.utils.queue_repair import QueueDoctor, QueueRepair
+from sample_factory.algo.utils.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
@@ -160,6 +162,7 @@ class ParallelRunner(Runner):
         self._spares_used = 0
         self.queue_doctor: QueueDoctor | None = None
         self.queue_repairs: deque[QueueRepair] = deque()  # filled by the doctor's thread, read by the runner's loop
+        self.stall_watchdog: SerialStallWatchdog | None = None
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
@@ -191,6 +194,17 @@ class ParallelRunner(Runner):
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
         self.runner.attach(loop, all_specs)
         self.runner.respawner = Respawner(self.runner, self, all_specs)
+        if cfg.heartbeat_timeout > 0:  # the last line of defence: the runner's own loop blocked for good
+            self.stall_watchdog = SerialStallWatchdog(
+                float(cfg.heartbeat_timeout),
+                float(cfg.reset_timeout_seconds),
+                self._describe_queues_and_checkpoints,
+                self._end_stalled_run,
+                what="Parallel runner",
+                cause="the runner's own event loop does not return (a queue operation that never ends, most likely)",
+                advice="Every child process is killed; this is a bug, please report this message.",
+            )
+            loop.add_after_hook(self.stall_watchdog.beat)
         self.component_loops = component_loops
         for spec in all_specs:
             if spec.in_main_process:
@@ -231,12 +245,38 @@ class ParallelRunner(Runner):
     def run(self) -> StatusCode:
         if self.nothing_to_do:
             return ExperimentStatus.SUCCESS
+        if self.stall_watchdog is not None:
+            self.stall_watchdog.start()
         try:
             self.runner.call_user_code(self.notify_observers, "on_start")
             status = self.runner.run_loop()
         finally:
+            if self.stall_watchdog is not None:
+                self.stall_watchdog.stop()
             self._join_all()
         return status
+
+    def _describe_queues_and_checkpoints(self) -> str:
+        """For the stall message: inboxes whose lock is held now (by whom), and the checkpoint to resume from."""
+        held = []
+        for label, q in self.watched_queues().items():
+            holder = lock_holder(q)
+            if holder is not None:
+                state = "alive" if holder and thread_alive(holder) else "no longer exists"
+                held.append(f"the {label} is locked by thread {holder} ({state})")
+        latest = [paths[-1] for p in range(self.cfg.num_policies) if (paths := list_checkpoints(self.cfg, p))]
+        where = f"The latest checkpoint ({', '.join(latest)}) is complete." if latest else "No checkpoint was written."
+        locked = "; ".join(held)
+        return (locked[:1].upper() + locked[1:] + ". " if held else "No inbox is locked now. ") + where
+
+    def _end_stalled_run(self, message: str) -> None:
+        """Called on the watchdog's thread: the runner's loop is stuck, so kill the children here and exit."""
+        for proc in self.processes.values():
+            if proc.exitcode is None:
+                proc.kill()
+        for proc in self.processes.values():
+            proc.join(timeout=5)
+        exit_with_failure(message)
 
     def request_stop_threadsafe(self) -> None:
         """Ask the runner to stop from another thread of this process (the sampling API's caller).

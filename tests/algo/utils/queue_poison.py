@@ -7,6 +7,7 @@ dead, so the queues are then locked by a thread that no longer exists.
 
 Run as a script it is a CartPole training run whose runner's inbox and ``rollout_w0``'s inbox are poisoned so after
 ``runner.init()`` (children starting) and before ``runner.run()``; it prints how many queues the runner repaired.
+With ``--live_holder`` the runner's inbox is instead locked by a live process, which no repair may touch.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 
 from sample_factory.algo.utils.queue_repair import HEADER, MUTEX_OFFSET, RING_STATE_OFFSET
 
+PR_SET_PDEATHSIG = 1
 ORPHAN_LENGTH = 1234  # the length a killed put wrote before it could write the message
 
 
@@ -31,7 +33,9 @@ def _take_locks(queues: list) -> None:
 
 
 def hold_until_killed(queues: list, holding) -> None:
-    """Take the locks of ``queues``, set the event ``holding`` and wait to be killed (a live holder)."""
+    """Take the locks of ``queues``, set the event ``holding`` and wait to be killed (a live holder); dies with its
+    parent."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     _take_locks(queues)
     holding.set()
     threading.Event().wait()
@@ -62,12 +66,20 @@ def main() -> int:
     from sample_factory.train import make_runner
     from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
-    cfg = parse_gym_args(sys.argv[1:])
+    live_holder = "--live_holder" in sys.argv
+    cfg = parse_gym_args([a for a in sys.argv[1:] if a != "--live_holder"])
     register_env_from_cfg(cfg)
     cfg, runner = make_runner(cfg)
     status = runner.init()
     if status != 0:
         return status
+    if live_holder:  # nothing can repair this: the runner's stall watchdog must end the run
+        ctx = multiprocessing.get_context("spawn")
+        holding = ctx.Event()
+        ctx.Process(target=hold_until_killed, args=([runner.inboxes["runner"]], holding), daemon=True).start()
+        assert holding.wait(60)
+        print("the runner's inbox is locked by a live process", flush=True)
+        return runner.run()
     pid = poison([runner.inboxes["runner"], runner.inboxes["rollout_w0"]], half_written=True)
     print(f"poisoned the inboxes of runner and rollout_w0: locked by dead process {pid}", flush=True)
     status = runner.run()

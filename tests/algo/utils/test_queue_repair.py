@@ -152,3 +152,26 @@ def test_thread_alive():
     proc.start()
     proc.join()
     assert not thread_alive(proc.pid) and not thread_alive(-1)
+
+
+def test_runner_blocked_for_good_ends_the_run_with_failure_naming_the_queue(tmp_path):
+    """The last line of defence: a lock nobody may break (its holder lives) blocks the runner's own loop."""
+    result = run_script(
+        os.path.join(HERE, "queue_poison.py"),
+        [
+            "--live_holder",
+            "--env=CartPole-v1",
+            "--device=cpu",
+            "--num_workers=1",
+            "--num_envs_per_worker=2",
+            "--train_for_env_steps=100000",
+            f"--train_dir={tmp_path}",
+            "--experiment=stall",
+            "--heartbeat_timeout=3",
+            "--reset_timeout_seconds=3",
+        ],  # fmt: skip
+        timeout=120,
+    )
+    assert result.returncode == 1, result.explain()
+    assert "Parallel runner: the run made no progress for" in result.output, result.explain()
+    assert "the inbox of runner is locked by thread" in result.output and "(alive)" in result.output
