@@ -174,4 +174,4 @@ def test_runner_blocked_for_good_ends_the_run_with_failure_naming_the_queue(tmp_
     )
     assert result.returncode == 1, result.explain()
     assert "Parallel runner: the run made no progress for" in result.output, result.explain()
-    assert "the inbox of runner is locked by thread" in result.output and "(alive)" in result.output
+    assert "The inbox of runner is locked by thread" in result.output and "(alive)" in result.output
