@@ -6,6 +6,7 @@ stop and tells every component, so checkpoints get written. Each child also
 watches its parent and exits if the runner disappears, so no orphan survives
 a crashed or killed runner. A child that dies or stops sending heartbeats once training runs is restarted in
 place (``respawn``); one that dies during start-up ends the run, as a start-up failure is a bug to fix, not luck.
+A thread of the runner (``QueueDoctor``) unlocks any inbox left locked by a process killed inside a put or get.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ import os
 import signal
 import time
 import traceback
+from collections import deque
 
+from sample_factory.algo.learning.checkpoints import list_checkpoints
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
 from sample_factory.algo.runners.respawn import Respawner, describe_exit, silence_limit
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
+from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog, exit_with_failure
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.event_loop import EventLoop, LoopLiveness, Router, make_mp_inbox
 from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.algo.utils.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
@@ -155,6 +160,9 @@ class ParallelRunner(Runner):
         self._spawn_args: tuple | None = None
         self.spare_inboxes: list = []
         self._spares_used = 0
+        self.queue_doctor: QueueDoctor | None = None
+        self.queue_repairs: deque[QueueRepair] = deque()  # filled by the doctor's thread, read by the runner's loop
+        self.stall_watchdog: SerialStallWatchdog | None = None
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
@@ -179,11 +187,24 @@ class ParallelRunner(Runner):
         # one fresh inbox per allowed restart (see LoopLiveness); small: a restarted loop's traffic is control only
         restarts = cfg.max_restarts_total if cfg.max_restarts > 0 and self.learner_specs is None else 0
         self.spare_inboxes = [make_mp_inbox(SPARE_INBOX_BYTES) for _ in range(max(0, restarts))]
+        self.queue_doctor = QueueDoctor(self.watched_queues, self.queue_repairs.append)
+        self.queue_doctor.start()
         router = Router(component_loops, self.inboxes, self.liveness, self.spare_inboxes)
         loop = EventLoop(RUNNER_LOOP, self.inboxes[RUNNER_LOOP], router)
         self.runner = _ParallelRunnerComponent(cfg, env_info, router, self)
         self.runner.attach(loop, all_specs)
         self.runner.respawner = Respawner(self.runner, self, all_specs)
+        if cfg.heartbeat_timeout > 0:  # the last line of defence: the runner's own loop blocked for good
+            self.stall_watchdog = SerialStallWatchdog(
+                float(cfg.heartbeat_timeout),
+                float(cfg.reset_timeout_seconds),
+                self._describe_queues_and_checkpoints,
+                self._end_stalled_run,
+                what="Parallel runner",
+                cause="the runner's own event loop does not return (a queue operation that never ends, most likely)",
+                advice="Every child process is killed; this is a bug, please report this message.",
+            )
+            loop.add_after_hook(self.stall_watchdog.beat)
         self.component_loops = component_loops
         for spec in all_specs:
             if spec.in_main_process:
@@ -224,12 +245,38 @@ class ParallelRunner(Runner):
     def run(self) -> StatusCode:
         if self.nothing_to_do:
             return ExperimentStatus.SUCCESS
+        if self.stall_watchdog is not None:
+            self.stall_watchdog.start()
         try:
             self.runner.call_user_code(self.notify_observers, "on_start")
             status = self.runner.run_loop()
         finally:
+            if self.stall_watchdog is not None:
+                self.stall_watchdog.stop()
             self._join_all()
         return status
+
+    def _describe_queues_and_checkpoints(self) -> str:
+        """For the stall message: inboxes whose lock is held now (by whom), and the checkpoint to resume from."""
+        held = []
+        for label, q in self.watched_queues().items():
+            holder = lock_holder(q)
+            if holder is not None:
+                state = "alive" if holder and thread_alive(holder) else "no longer exists"
+                held.append(f"the {label} is locked by thread {holder} ({state})")
+        latest = [paths[-1] for p in range(self.cfg.num_policies) if (paths := list_checkpoints(self.cfg, p))]
+        where = f"The latest checkpoint ({', '.join(latest)}) is complete." if latest else "No checkpoint was written."
+        locked = "; ".join(held)
+        return (locked[:1].upper() + locked[1:] + ". " if held else "No inbox is locked now. ") + where
+
+    def _end_stalled_run(self, message: str) -> None:
+        """Called on the watchdog's thread: the runner's loop is stuck, so kill the children here and exit."""
+        for proc in self.processes.values():
+            if proc.exitcode is None:
+                proc.kill()
+        for proc in self.processes.values():
+            proc.join(timeout=5)
+        exit_with_failure(message)
 
     def request_stop_threadsafe(self) -> None:
         """Ask the runner to stop from another thread of this process (the sampling API's caller).
@@ -268,6 +315,23 @@ class ParallelRunner(Runner):
         self.liveness.switch_inbox(loop_name, spare)
         return spare
 
+    def watched_queues(self) -> dict:
+        """Every inbox of the run by label (for the queue doctor): ``inbox of <loop>`` for the one a loop reads now,
+        ``old inbox of <loop>`` / ``unused spare inbox <i>`` for the others."""
+        chosen = {loop: self.liveness.spare_chosen(loop) for loop in self.inboxes}
+        reader = {spare: loop for loop, spare in chosen.items() if spare >= 0}
+        queues = {}
+        for loop, inbox in self.inboxes.items():
+            queues[f"{'old ' if chosen[loop] >= 0 else ''}inbox of {loop}"] = inbox
+        for i, inbox in enumerate(self.spare_inboxes):
+            queues[f"inbox of {reader[i]}" if i in reader else f"unused spare inbox {i}"] = inbox
+        return queues
+
+    def reader_of(self, label: str) -> str | None:
+        """The loop that reads the queue ``label`` (of ``watched_queues``) now; None for an old or unused one."""
+        prefix = "inbox of "
+        return label[len(prefix) :] if label.startswith(prefix) else None
+
     def repair_weights(self, policy_id: int) -> None:
         """A learner died: its policy's published weights may be left locked mid-publish."""
         if self.shared is not None and policy_id < len(self.shared.weights):
@@ -281,6 +345,8 @@ class ParallelRunner(Runner):
                 log.warning("Process %s did not exit in time, terminating it", name)
                 proc.kill()
                 proc.join(timeout=5)
+        if self.queue_doctor is not None:  # kept watching until every child is gone: one may die in a put
+            self.queue_doctor.stop()
         for inbox in [*self.inboxes.values(), *self.spare_inboxes]:
             inbox.close()
 
@@ -292,6 +358,7 @@ class _ParallelRunnerComponent(RunnerComponent):
 
     def check_processes(self) -> None:
         owner = self.owner
+        self._act_on_queue_repairs()
         for name, code in owner.dead_processes():
             how = owner.kill_reasons.pop(name, None) or describe_exit(code)
             restartable = self.stop_requested_at is None and self.sampling_started_at is not None
@@ -311,6 +378,22 @@ class _ParallelRunnerComponent(RunnerComponent):
         if self.stop_requested_at is None and self.sampling_started_at is not None:
             self._kill_silent_processes()
             self.respawner.check_start_up(max(silence_limit(self.cfg), float(self.cfg.reset_timeout_seconds)))
+
+    def _act_on_queue_repairs(self) -> None:
+        """A repaired inbox whose messages were dropped: its reader missed messages, so it is restarted (killed, then
+        restarted like any dead process); the runner's own cannot be, so the run stops."""
+        owner = self.owner
+        while owner.queue_repairs:
+            repair = owner.queue_repairs.popleft()
+            loop = owner.reader_of(repair.label)
+            if not repair.emptied or loop is None or self.stop_requested_at is not None:
+                continue
+            if loop == RUNNER_LOOP:
+                log.error("Stopping the run: %s, messages to the runner were lost", repair.describe())
+                self.status = ExperimentStatus.FAILURE
+                self.request_stop()
+            elif owner.process_alive(loop) and not self.respawner.waiting_for(loop):
+                owner.kill_process(loop, f"its inbox lost messages ({repair.describe()})")
 
     def _kill_silent_processes(self) -> None:
         """A process whose components sent no heartbeat for --heartbeat_timeout seconds hangs: kill it (it is then

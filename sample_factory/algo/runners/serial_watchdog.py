@@ -1,4 +1,4 @@
-"""A stall watchdog for serial mode, where one thread does everything.
+"""A stall watchdog for serial mode, where one thread does everything (also used on the parallel runner's own loop).
 
 In parallel mode a worker that stops sending heartbeats is killed and restarted by the runner. In serial mode there
 is no other process to notice: an env step or a simulator that never returns would hang the whole run silently,
@@ -21,8 +21,14 @@ from collections.abc import Callable
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.utils.utils import log
 
+SERIAL_CAUSE = "something in the main thread does not return, most often an env step or a simulator that hangs"
+SERIAL_ADVICE = (
+    "Fix or time-limit the env, raise --heartbeat_timeout if single steps legitimately take that long, or train in "
+    "parallel mode, where a hung worker is restarted."
+)
 
-def _exit_now(message: str) -> None:
+
+def exit_with_failure(message: str) -> None:
     del message  # already logged
     sys.stdout.flush()
     sys.stderr.flush()
@@ -44,8 +50,11 @@ class SerialStallWatchdog:
         timeout_s: float,
         startup_timeout_s: float | None = None,
         where_to_resume: Callable[[], str] = lambda: "",
-        on_stall: Callable[[str], None] = _exit_now,
+        on_stall: Callable[[str], None] = exit_with_failure,
         thread_ident: int | None = None,
+        what: str = "Serial mode",
+        cause: str = SERIAL_CAUSE,
+        advice: str = SERIAL_ADVICE,
     ) -> None:
         self.timeout_s = timeout_s
         self.startup_timeout_s = timeout_s if startup_timeout_s is None else max(timeout_s, startup_timeout_s)
@@ -53,6 +62,7 @@ class SerialStallWatchdog:
         self.where_to_resume = where_to_resume
         self.on_stall = on_stall
         self.thread_ident = threading.get_ident() if thread_ident is None else thread_ident
+        self.what, self.cause, self.advice = what, cause, advice
         self.last_beat = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,10 +102,6 @@ class SerialStallWatchdog:
         if not self.beats:
             flags = f"the start-up limit: the larger of {flags} and --reset_timeout_seconds, {limit_s:g} s"
         return (
-            f"Serial mode: the run made no progress for {silent_s:.1f} s ({flags}): "
-            f"something in the main thread does not return, most often an env step or a simulator that hangs. "
-            f"It is stuck here:\n{stack}"
-            "Ending the run with FAILURE. Fix or time-limit the env, raise --heartbeat_timeout if single steps "
-            "legitimately take that long, or train in parallel mode, where a hung worker is restarted."
-            + (f" {resume}" if resume else "")
+            f"{self.what}: the run made no progress for {silent_s:.1f} s ({flags}): {self.cause}. "
+            f"It is stuck here:\n{stack}Ending the run with FAILURE. {self.advice}" + (f" {resume}" if resume else "")
         )
