@@ -79,6 +79,7 @@ class RunnerComponent(Component):
         self.restarts_total = 0  # worker processes restarted (parallel mode)
         self.envs_recreated = 0  # envs closed and made again after they raised (--env_error_behavior=recreate)
         self.replayed: dict[tuple, tuple] = {}  # (component, slot, first arg) -> args, see REPLAYED_SLOTS
+        self.episodes_after_stop = 0  # episodes reported by stopping workers, after the final status line
 
     # ---------------------------------------------------------------- life cycle
     def attach(self, loop: EventLoop, specs: list[LoopSpec]) -> None:
@@ -156,6 +157,8 @@ class RunnerComponent(Component):
 
     def on_episodes_finished(self, episodes: list) -> None:
         handle = self.owner.handle_episode if self.owner.episodic_stats_handlers else None
+        if self.stop_requested_at is not None:
+            self.episodes_after_stop += len(episodes)
         for policy_id, reward, length, objective, extra in episodes:
             self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
             if handle is not None and not self.call_user_code(handle, policy_id, reward, length, objective, extra):
@@ -230,6 +233,9 @@ class RunnerComponent(Component):
         progress = progress_line(self.cfg, min(self.env_steps.values()), fps[FPS_WINDOWS[0]])
         if progress:
             log.info(progress)
+        self._report_rewards()
+
+    def _report_rewards(self) -> None:
         rewards = [(p, f"{s.avg_reward():.3f}") for p, s in self.policy_stats.items() if s.reward]
         if rewards:
             log.info(f"Avg episode reward: {rewards}")
@@ -369,6 +375,8 @@ class RunnerComponent(Component):
         return False
 
     def _finish(self) -> None:
+        if self.episodes_after_stop:  # workers report their last episodes as they stop: a short run may have no other
+            self._report_rewards()
         self.call_user_code(self.owner.notify_observers, "on_stop")
         if self.writers is not None:
             self._write_summaries()
