@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from sample_factory.algo.utils.rl_utils import calculate_discounted_sum_torch, gae_advantages, make_dones, vtrace
+from sample_factory.algo.utils import rl_utils
+from sample_factory.algo.utils.rl_utils import (
+    backward_linear_recurrence,
+    calculate_discounted_sum_torch,
+    gae_advantages,
+    make_dones,
+    vtrace,
+)
 
 GAMMA = 0.9
 NUM_ENVS, NUM_STEPS = 5, 16
@@ -165,6 +172,50 @@ def test_done_on_invalid_step_cuts_bootstrap():
     vs, _ = vtrace(torch.ones_like(rewards), rewards, dones, values, valids, GAMMA, 1.0, 1.0)
     torch.testing.assert_close(advantages, torch.tensor([[0.5, 0.0]]))
     torch.testing.assert_close(vs, torch.tensor([[1.0, 7.0]]))
+
+
+def _recurrence_by_definition(u: np.ndarray, m: np.ndarray, last: np.ndarray) -> np.ndarray:
+    y = np.zeros_like(u)
+    for e in range(u.shape[0]):
+        following = last[e]
+        for t in reversed(range(u.shape[1])):
+            following = y[e, t] = u[e, t] + m[e, t] * following
+    return y
+
+
+@pytest.mark.parametrize("walk_step_by_step", [False, True])
+def test_backward_linear_recurrence_matches_its_definition(monkeypatch, walk_step_by_step: bool):
+    """Both ways of solving ``y_t = u_t + m_t y_{t+1}``: the closed form, and the loop used for very long rollouts."""
+    if walk_step_by_step:
+        monkeypatch.setattr(rl_utils, "_MAX_RECURRENCE_ELEMENTS", 0)
+    gen = torch.Generator().manual_seed(9)
+    u = torch.randn(4, 40, generator=gen, dtype=torch.float64)
+    m = torch.rand(4, 40, generator=gen, dtype=torch.float64) * (torch.rand(4, 40, generator=gen) > 0.1)  # some 0
+    last = torch.randn(4, generator=gen, dtype=torch.float64)
+    expected = _recurrence_by_definition(u.numpy(), m.numpy(), last.numpy())
+    np.testing.assert_allclose(backward_linear_recurrence(u, m, last).numpy(), expected, rtol=1e-10, atol=1e-12)
+    without_last = _recurrence_by_definition(u.numpy(), m.numpy(), np.zeros(4))
+    np.testing.assert_allclose(backward_linear_recurrence(u, m).numpy(), without_last, rtol=1e-10, atol=1e-12)
+
+
+def test_non_finite_values_on_invalid_steps_do_not_leak():
+    """Whatever an inactive agent's step holds (never trained on), valid steps' estimates stay finite and equal."""
+    traj = _random_trajectories(seed=10)
+    poisoned = {key: value.clone() for key, value in traj.items()}
+    invalid_steps = ~traj["valids"]
+    poisoned["values"][invalid_steps] = float("nan")
+    poisoned["rewards"][invalid_steps[:, :-1]] = float("inf")
+    args = ("rewards", "dones", "values", "valids")
+    clean, dirty = (
+        gae_advantages(*(traj[k] for k in args), GAMMA, 0.95),
+        gae_advantages(*(poisoned[k] for k in args), GAMMA, 0.95),
+    )
+    torch.testing.assert_close(dirty, clean)
+    clean_vs, clean_adv = vtrace(traj["ratios"], *(traj[k] for k in args), GAMMA, 1.0, 1.0)
+    dirty_vs, dirty_adv = vtrace(poisoned["ratios"], *(poisoned[k] for k in args), GAMMA, 1.0, 1.0)
+    step_valid = traj["valids"][:, :-1]
+    torch.testing.assert_close(dirty_vs[step_valid], clean_vs[step_valid])
+    torch.testing.assert_close(dirty_adv, clean_adv)
 
 
 def test_make_dones_for_all_container_kinds():
