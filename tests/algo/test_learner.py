@@ -509,3 +509,64 @@ def test_multi_epoch_training_reports_every_stat_of_its_last_epoch():
     assert set(three_stats) == set(one_stats)
     assert three_stats["num_sgd_steps"] == 3 * one_stats["num_sgd_steps"]
     assert three_stats["ratio_mean"] != one_stats["ratio_mean"]  # measured after two epochs of updates
+
+
+# ---- the loss against its formulas --------------------------------------------------------------------------------
+
+
+def _valid_mean(x: Tensor, valids: Tensor) -> Tensor:
+    return x[valids].mean()
+
+
+@pytest.mark.parametrize("exploration", ["entropy", "symmetric_kl"])
+def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
+    """PPO's clipped surrogate, the clipped value loss, exploration and KL terms, each a mean over valid samples."""
+    cfg = make_cfg(
+        use_rnn=False, recurrence=1, batch_size=32, num_batches_per_epoch=1, exploration_loss=exploration,
+        exploration_loss_coeff=0.03, kl_loss_coeff=0.2, value_loss_coeff=0.7, ppo_clip_ratio=0.1,
+        ppo_clip_value=0.3,
+    )  # fmt: skip
+    learner = make_learner(cfg)
+    trajectories = make_trajectories(cfg)
+    trajectories["valids"] = torch.rand(4, cfg.rollout, generator=torch.Generator().manual_seed(3)) > 0.25
+    mb = learner.prepare_batch(trajectories)
+    outputs = learner._evaluate_policy(mb)
+    advantages, targets = learner._advantages_and_targets(mb, outputs)
+    loss, stats = learner._losses(mb, outputs, advantages, targets, full_stats=True)
+
+    valids = mb["valids"]
+    log_ratio = (outputs.log_probs - mb["log_prob_actions"]).clamp(
+        torch.log(torch.tensor(0.05)), torch.log(torch.tensor(20.0))
+    )
+    ratios = log_ratio.exp()
+    adv = (advantages - _valid_mean(advantages, valids)) / (advantages[valids].std(unbiased=False) + 1e-5)
+    clipped = ratios.clamp(1 / 1.1, 1.1)
+    policy_loss = -_valid_mean(torch.min(ratios * adv, clipped * adv), valids)
+    v, v_old = outputs.values, mb["values"]
+    v_clipped = v_old + (v - v_old).clamp(-0.3, 0.3)
+    value_loss = 0.7 * _valid_mean(torch.max((v - targets) ** 2, (v_clipped - targets) ** 2), valids)
+    probs = outputs.distribution.log_probs.exp()
+    if exploration == "entropy":
+        per_sample = (probs * outputs.distribution.log_probs).sum(-1)  # -H
+    else:
+        n = probs.shape[-1]
+        uniform_log = -torch.log(torch.tensor(float(n)))
+        per_sample = ((1 / n) * (uniform_log - outputs.distribution.log_probs)).sum(-1) + (
+            probs * (outputs.distribution.log_probs - uniform_log)
+        ).sum(-1)
+    exploration_loss = 0.03 * _valid_mean(per_sample, valids)
+    old_log_probs = torch.log_softmax(mb["action_logits"], dim=-1)
+    kl = _valid_mean((old_log_probs.exp() * (old_log_probs - outputs.distribution.log_probs)).sum(-1), valids)
+    expected = dict(
+        policy_loss=policy_loss, value_loss=value_loss, exploration_loss=exploration_loss, kl_divergence=kl,
+        kl_loss=0.2 * kl, loss=policy_loss + value_loss + exploration_loss + 0.2 * kl,
+    )  # fmt: skip
+    for key, value in expected.items():
+        torch.testing.assert_close(stats[key], value.detach(), rtol=1e-5, atol=1e-6, msg=key)
+    torch.testing.assert_close(loss.detach(), expected["loss"].detach(), rtol=1e-5, atol=1e-6)
+    params = list(learner.actor_critic.parameters())
+    actual_grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+    expected_grads = torch.autograd.grad(expected["loss"], params, allow_unused=True)
+    for actual, wanted in zip(actual_grads, expected_grads, strict=True):
+        if wanted is not None:
+            torch.testing.assert_close(actual, wanted, rtol=1e-4, atol=1e-6)

@@ -34,20 +34,20 @@ from sample_factory.algo.learning.batch_preparation import (
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.losses import (
+    ValidMean,
     clip_fraction,
-    clipped_value_loss,
-    exploration_loss,
+    clipped_value_terms,
+    exploration_terms,
     importance_ratios,
-    masked_mean_std,
+    mean_std,
     normalize_advantages,
-    ppo_policy_loss,
+    ppo_policy_terms,
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
 from sample_factory.algo.utils.optimizers import Lamb
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import masked_mean
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
@@ -260,7 +260,8 @@ class Learner:
                 last_epoch = epoch == self.cfg.num_epochs - 1  # only its stats are reported
                 for indices in self._minibatch_indices(batch["valids"].shape[0]):
                     stats = self._train_minibatch(batch[indices], full_stats=last_epoch)
-                    self.lr_schedule.after_minibatch(stats["kl_divergence"])
+                    if self.lr_schedule.needs_kl:
+                        self.lr_schedule.after_minibatch(stats["kl_divergence"])
                     epoch_stats.append(stats)
                     num_sgd_steps += 1
                 self.lr_schedule.after_epoch()
@@ -286,9 +287,9 @@ class Learner:
         return list((segments.unsqueeze(-1) * self.recurrence + steps).flatten(1))  # M x [bs]
 
     def _train_minibatch(self, mb: TensorDict, full_stats: bool = True) -> dict[str, Tensor]:
-        """One SGD step. ``full_stats=False`` computes only the stats the step itself needs (the KL for the
-        learning-rate schedule): the others are reported for the last epoch only, and on small networks their two
-        dozen extra tensor operations per minibatch are a measurable share of the learner's time."""
+        """One SGD step. ``full_stats=False`` computes only the stats the step itself needs (the KL, when the loss or
+        the learning-rate schedule uses it): the others are reported for the last epoch only, and on small networks
+        their two dozen extra tensor operations per minibatch are a measurable share of the learner's time."""
         outputs = self._evaluate_policy(mb)
         advantages, targets = self._advantages_and_targets(mb, outputs)
         with self.timing.add_time("losses"):
@@ -340,45 +341,69 @@ class Learner:
     ) -> tuple[Tensor, dict[str, Tensor]]:
         """Total loss and detached per-minibatch stats; the reported loss terms include their coefficients.
 
-        Stats that are not loss terms are computed without autograd (no graph nodes for them), and only with
-        ``full_stats``; ``kl_divergence`` is always there (the adaptive learning-rate schedule reads it)."""
-        cfg, valids = self.cfg, mb["valids"]
+        The weighted terms are added per sample and averaged over the valid samples once. Stats that are not needed
+        by the step itself are computed without autograd and only with ``full_stats``; ``kl_divergence`` is also
+        computed when the KL term is in the loss or the adaptive learning-rate schedule reads it."""
+        cfg = self.cfg
+        valid_mean = ValidMean(mb["valids"])
         ratios = importance_ratios(outputs.log_probs, mb["log_prob_actions"])  # [B]
-        policy_loss = ppo_policy_loss(ratios, normalize_advantages(advantages, valids), valids, cfg.ppo_clip_ratio)
-        value_loss = cfg.value_loss_coeff * clipped_value_loss(
-            outputs.values, mb["values"], targets, valids, cfg.ppo_clip_value
-        )
-        explore_loss = torch.zeros((), device=ratios.device)
+        policy_terms = ppo_policy_terms(ratios, normalize_advantages(advantages, valid_mean), cfg.ppo_clip_ratio)
+        value_terms = cfg.value_loss_coeff * clipped_value_terms(
+            outputs.values, mb["values"], targets, cfg.ppo_clip_value
+        )  # [B]
+        loss_terms = policy_terms + value_terms  # [B]
+        explore_terms = None
         if cfg.exploration_loss_coeff != 0.0:
-            explore_loss = cfg.exploration_loss_coeff * exploration_loss(
-                outputs.distribution, valids, cfg.exploration_loss
-            )
-        kl_divergence = self._kl_divergence(mb, outputs.distribution, with_grad=cfg.kl_loss_coeff != 0.0)
-        kl_loss = cfg.kl_loss_coeff * kl_divergence
-        loss = policy_loss + value_loss + explore_loss + kl_loss
-        if not full_stats:
-            return loss, {"kl_divergence": kl_divergence.detach()}
-        with torch.no_grad():
-            adv_mean, adv_std = masked_mean_std(advantages, valids)
-            advantages_or_mean = torch.where(valids, advantages, adv_mean)  # invalid samples cannot set the extremes
-            stats = dict(
-                loss=loss, policy_loss=policy_loss, value_loss=value_loss, exploration_loss=explore_loss,
-                kl_loss=kl_loss, kl_divergence=kl_divergence,
-                entropy=masked_mean(outputs.distribution.entropy(), valids),
-                values=masked_mean(outputs.values, valids),
-                adv_mean=adv_mean, adv_std=adv_std, adv_min=advantages_or_mean.min(),
-                adv_max=advantages_or_mean.max(), clip_fraction=clip_fraction(ratios, valids, cfg.ppo_clip_ratio),
-                ratio_mean=masked_mean(ratios, valids),
-            )  # fmt: skip
-        return loss, {key: value.detach() for key, value in stats.items()}
+            explore_terms = cfg.exploration_loss_coeff * exploration_terms(outputs.distribution, cfg.exploration_loss)
+            loss_terms = loss_terms + explore_terms
+        loss = valid_mean(loss_terms)
+        stats: dict[str, Tensor] = {}
+        if full_stats or cfg.kl_loss_coeff != 0.0 or self.lr_schedule.needs_kl:
+            kl_divergence = self._kl_divergence(mb, outputs.distribution, valid_mean, cfg.kl_loss_coeff != 0.0)
+            if cfg.kl_loss_coeff != 0.0:
+                loss = loss + cfg.kl_loss_coeff * kl_divergence
+            stats["kl_divergence"] = kl_divergence.detach()
+        if full_stats:
+            with torch.no_grad():
+                stats.update(self._full_stats(loss, policy_terms, value_terms, explore_terms, stats["kl_divergence"],
+                                              outputs, advantages, ratios, valid_mean))  # fmt: skip
+        return loss, stats
 
-    def _kl_divergence(self, mb: TensorDict, distribution: ActionDistribution, with_grad: bool) -> Tensor:
+    def _full_stats(
+        self,
+        loss: Tensor,
+        policy_terms: Tensor,
+        value_terms: Tensor,
+        explore_terms: Tensor | None,
+        kl_divergence: Tensor,
+        outputs: PolicyOutputs,
+        advantages: Tensor,
+        ratios: Tensor,
+        valid_mean: ValidMean,
+    ) -> dict[str, Tensor]:
+        """The reported stats of a minibatch (without autograd): each loss term averaged, advantages, ratios."""
+        adv_mean, adv_std = mean_std(advantages, valid_mean)
+        advantages_or_mean = torch.where(valid_mean.weights > 0, advantages, adv_mean)  # invalid: no extremes
+        zero = torch.zeros((), device=loss.device)
+        stats = dict(
+            loss=loss, policy_loss=valid_mean(policy_terms), value_loss=valid_mean(value_terms),
+            exploration_loss=zero if explore_terms is None else valid_mean(explore_terms),
+            kl_loss=self.cfg.kl_loss_coeff * kl_divergence, entropy=valid_mean(outputs.distribution.entropy()),
+            values=valid_mean(outputs.values), adv_mean=adv_mean, adv_std=adv_std, adv_min=advantages_or_mean.min(),
+            adv_max=advantages_or_mean.max(), clip_fraction=clip_fraction(ratios, valid_mean, self.cfg.ppo_clip_ratio),
+            ratio_mean=valid_mean(ratios),
+        )  # fmt: skip
+        return {key: value.detach() for key, value in stats.items()}
+
+    def _kl_divergence(
+        self, mb: TensorDict, distribution: ActionDistribution, valid_mean: ValidMean, with_grad: bool
+    ) -> Tensor:
         """Mean KL(behaviour policy || current policy) over the valid samples of the minibatch."""
         tanh_scale = getattr(self.cfg, "continuous_tanh_scale", 0.0)
         action_mask = mb["obs"].get(ACTION_MASK_KEY)
         with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
             old = get_action_distribution(self.env_info.action_space, mb["action_logits"], action_mask, tanh_scale)
-            return masked_mean(old.kl_divergence(distribution), mb["valids"])
+            return valid_mean(old.kl_divergence(distribution))
 
     def _optimizer_step(self, loss: Tensor) -> Tensor:
         """Backward, gradient clipping (``--max_grad_norm``, off when <= 0), one optimiser step; the grad norm."""

@@ -1,9 +1,13 @@
-"""The PPO/APPO loss terms, each a masked mean over the valid samples of a minibatch.
+"""The PPO/APPO loss terms, per sample, and the mean over the valid samples of a minibatch that combines them.
 
-Every function takes ``valids`` ([B] bool) and averages over the valid samples only (``masked_mean``), so an
-invalid sample (inactive agent, stale policy) contributes neither to the value nor to the gradient. Formulas follow
-Schulman et al. 2017 (PPO) with the symmetric ratio range of Sample Factory's APPO: the ratio is clipped to
-``[1 / (1 + clip_ratio), 1 + clip_ratio]``, which bounds ``log(ratio)`` symmetrically around 0.
+Each term function returns one value per sample (``[B]``); the learner adds the weighted terms sample by sample
+and averages once with :class:`ValidMean`, so an invalid sample (inactive agent, stale policy) contributes neither
+to the value nor to the gradient. Averaging the sum equals summing the averages (the mean is linear) and costs
+one reduction instead of one per term, which matters on small networks where every tensor operation (and its
+backward node) is a measurable share of an SGD step.
+
+Formulas follow Schulman et al. 2017 (PPO) with the symmetric ratio range of Sample Factory's APPO: the ratio is
+clipped to ``[1 / (1 + clip_ratio), 1 + clip_ratio]``, which bounds ``log(ratio)`` symmetrically around 0.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import torch
 from torch import Tensor
 
 from sample_factory.algo.utils.action_distributions import ActionDistribution
-from sample_factory.algo.utils.torch_utils import masked_mean
 
 # Hard bounds on the importance ratio: far outside the PPO clip range the gradient is zero anyway, and clamping in
 # log space keeps exp() finite when the stored log-probs are far from the current ones (very stale data).
@@ -23,59 +26,69 @@ RATIO_MIN, RATIO_MAX = 0.05, 20.0
 ADV_STD_EPS = 1e-5
 
 
+class ValidMean:
+    """Mean over the valid samples of one minibatch (0 when none is valid); differentiable, no device sync.
+
+    The mask's float weights and the inverse count are computed once and reused by every term and statistic.
+    """
+
+    def __init__(self, valids: Tensor) -> None:
+        self.weights = valids.float()  # [B]
+        self.inv_count = 1.0 / self.weights.sum().clamp(min=1.0)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return (x * self.weights).sum() * self.inv_count
+
+
 def importance_ratios(log_probs: Tensor, old_log_probs: Tensor) -> Tensor:
     """``pi(a|s) / mu(a|s)`` ([B]) from log-probs, clamped to ``[RATIO_MIN, RATIO_MAX]``."""
     log_ratio = (log_probs - old_log_probs).clamp(math.log(RATIO_MIN), math.log(RATIO_MAX))
     return torch.exp(log_ratio)
 
 
-def masked_mean_std(x: Tensor, valids: Tensor) -> tuple[Tensor, Tensor]:
+def mean_std(x: Tensor, valid_mean: ValidMean) -> tuple[Tensor, Tensor]:
     """Mean and population std of ``x`` ([B]) over the valid samples."""
-    mean = masked_mean(x, valids)
-    std = masked_mean((x - mean).square(), valids).sqrt()
+    mean = valid_mean(x)
+    std = valid_mean((x - mean).square()).sqrt()
     return mean, std
 
 
-def normalize_advantages(advantages: Tensor, valids: Tensor) -> Tensor:
+def normalize_advantages(advantages: Tensor, valid_mean: ValidMean) -> Tensor:
     """Advantages standardised with the statistics of the minibatch's valid samples (invalid ones ignored)."""
-    mean, std = masked_mean_std(advantages, valids)
+    mean, std = mean_std(advantages, valid_mean)
     return (advantages - mean) / (std + ADV_STD_EPS)
 
 
-def ppo_policy_loss(ratios: Tensor, advantages: Tensor, valids: Tensor, clip_ratio: float) -> Tensor:
-    """Clipped surrogate ``-E[min(r * A, clip(r, 1 / (1 + eps), 1 + eps) * A)]`` with ``eps = clip_ratio``."""
+def ppo_policy_terms(ratios: Tensor, advantages: Tensor, clip_ratio: float) -> Tensor:
+    """Clipped surrogate loss per sample ``-min(r * A, clip(r, 1 / (1 + eps), 1 + eps) * A)``, ``eps = clip_ratio``."""
     clipped_ratios = ratios.clamp(1.0 / (1.0 + clip_ratio), 1.0 + clip_ratio)
-    surrogate = torch.min(ratios * advantages, clipped_ratios * advantages)  # [B]
-    return -masked_mean(surrogate, valids)
+    return -torch.min(ratios * advantages, clipped_ratios * advantages)  # [B]
 
 
-def clip_fraction(ratios: Tensor, valids: Tensor, clip_ratio: float) -> Tensor:
+def clip_fraction(ratios: Tensor, valid_mean: ValidMean, clip_ratio: float) -> Tensor:
     """Fraction of valid samples whose ratio lies outside the PPO clip range (no gradient from the clipped term)."""
     outside = (ratios < 1.0 / (1.0 + clip_ratio)) | (ratios > 1.0 + clip_ratio)
-    return masked_mean(outside.float(), valids)
+    return valid_mean(outside.float())
 
 
-def clipped_value_loss(
-    values: Tensor, old_values: Tensor, targets: Tensor, valids: Tensor, clip_value: float
-) -> Tensor:
-    """``E[max((V - R)^2, (V_clip - R)^2)]`` with ``V_clip = V_old + clip(V - V_old, -c, c)``, ``c = clip_value``.
+def clipped_value_terms(values: Tensor, old_values: Tensor, targets: Tensor, clip_value: float) -> Tensor:
+    """``max((V - R)^2, (V_clip - R)^2)`` per sample; ``V_clip = V_old + clip(V - V_old, -c, c)``, ``c = clip_value``.
 
     Taking the larger error means a step cannot profit from moving the value further than ``c`` from the value the
     behaviour policy predicted, the value-side counterpart of the policy clipping. All inputs are [B].
     """
     clipped_values = old_values + (values - old_values).clamp(-clip_value, clip_value)
-    squared_errors = torch.max((values - targets).square(), (clipped_values - targets).square())
-    return masked_mean(squared_errors, valids)
+    return torch.max((values - targets).square(), (clipped_values - targets).square())  # [B]
 
 
-def exploration_loss(distribution: ActionDistribution, valids: Tensor, kind: str) -> Tensor:
-    """``--exploration_loss``: ``entropy`` gives ``-E[H(pi)]``; ``symmetric_kl`` gives ``E[KL(u||pi) + KL(pi||u)]``.
+def exploration_terms(distribution: ActionDistribution, kind: str) -> Tensor:
+    """``--exploration_loss`` per sample: ``entropy`` gives ``-H(pi)``; ``symmetric_kl`` ``KL(u||pi) + KL(pi||u)``.
 
     Both are minimised by a more random policy; symmetric KL to the uniform prior grows without bound as the
     policy becomes deterministic, so it resists collapse harder than entropy (which is bounded by 0).
     """
     if kind == "entropy":
-        return -masked_mean(distribution.entropy(), valids)
+        return -distribution.entropy()
     if kind == "symmetric_kl":
-        return masked_mean(distribution.symmetric_kl_with_uniform_prior(), valids)
+        return distribution.symmetric_kl_with_uniform_prior()
     raise ValueError(f"--exploration_loss={kind!r} is not supported: use entropy or symmetric_kl")

@@ -34,6 +34,8 @@ def kl_adaptive_lr(lr: float, kl: float, kl_threshold: float, lr_min: float, lr_
 class ConstantLrSchedule:
     """``--lr_schedule=constant``: the learning rate never changes (unless a checkpoint or PBT sets it)."""
 
+    needs_kl = False  # whether ``after_minibatch`` must be given each SGD step's KL divergence
+
     def __init__(self, lr: float) -> None:
         self.lr = lr
 
@@ -52,6 +54,8 @@ class ConstantLrSchedule:
 
 class KlAdaptiveLrSchedule(ConstantLrSchedule):
     """``kl_adaptive_minibatch`` / ``kl_adaptive_epoch``: the KL rule of the module docstring."""
+
+    needs_kl = True
 
     def __init__(self, cfg: Config, per_epoch: bool) -> None:
         super().__init__(cfg.learning_rate)
