@@ -12,10 +12,12 @@ import io
 import types
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 from torch import Tensor
 
+from sample_factory.algo.learning import learner as learner_module
 from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
@@ -570,3 +572,51 @@ def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
     for actual, wanted in zip(actual_grads, expected_grads, strict=True):
         if wanted is not None:
             torch.testing.assert_close(actual, wanted, rtol=1e-4, atol=1e-6)
+
+
+# ---- conv nets train channels-last on the CPU ---------------------------------------------------------------------
+
+
+def _image_learner() -> Learner:
+    cfg = make_cfg(use_rnn=False, recurrence=1, encoder_conv_architecture="convnet_simple", normalize_input=True)
+    env_info = types.SimpleNamespace(
+        obs_space=gym.spaces.Box(0, 255, (3, 36, 40), dtype=np.uint8), action_space=DISCRETE, num_agents=1
+    )
+    torch.manual_seed(0)
+    learner = Learner(cfg, env_info)
+    learner.init()
+    return learner
+
+
+def _image_trajectories(cfg) -> TensorDict:
+    trajectories = make_trajectories(cfg)
+    gen = torch.Generator().manual_seed(2)
+    n, t = trajectories["rewards"].shape
+    trajectories["obs"] = TensorDict(obs=torch.randint(0, 256, (n, t + 1, 3, 36, 40), dtype=torch.uint8, generator=gen))
+    return trajectories
+
+
+def test_conv_nets_train_channels_last_on_cpu_with_the_same_results(monkeypatch):
+    """NHWC is a memory layout only: the loss, every gradient and the checkpointed weights are those of NCHW."""
+    nhwc = _image_learner()
+    monkeypatch.setattr(learner_module, "trains_faster_channels_last", lambda model, device: False)
+    nchw = _image_learner()  # the learner as it was before the layout choice: NCHW everywhere
+    assert nhwc.channels_last and not nchw.channels_last
+    assert not make_learner(make_cfg()).channels_last  # no conv layer: nothing to gain
+    conv_weight = next(m for m in nhwc.actor_critic.modules() if isinstance(m, torch.nn.Conv2d)).weight
+    assert conv_weight.is_contiguous(memory_format=torch.channels_last) and not conv_weight.is_contiguous()
+    trajectories = _image_trajectories(nhwc.cfg)
+    batch_nhwc, batch_nchw = nhwc.prepare_batch(trajectories), nchw.prepare_batch(trajectories)
+    assert batch_nhwc["obs"]["obs"].is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(batch_nhwc["obs"]["obs"], batch_nchw["obs"]["obs"])
+    stats_nhwc, stats_nchw = nhwc.train(batch_nhwc), nchw.train(batch_nchw)
+    assert stats_nhwc["loss"] == pytest.approx(stats_nchw["loss"], rel=1e-4)
+    for a, b in zip(grads(nhwc), grads(nchw), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+    buffer = io.BytesIO()  # a checkpoint loads into a model with the default layout (enjoy, inference workers)
+    torch.save(nhwc.get_checkpoint_state(), buffer)
+    buffer.seek(0)
+    fresh = create_actor_critic(nhwc.cfg, nhwc.env_info.obs_space, DISCRETE)
+    fresh.load_state_dict(torch.load(buffer, weights_only=True)["model"])
+    for name, value in fresh.state_dict().items():
+        torch.testing.assert_close(value, nhwc.actor_critic.state_dict()[name], msg=name)

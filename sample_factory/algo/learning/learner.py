@@ -48,6 +48,7 @@ from sample_factory.algo.utils.action_distributions import ActionDistribution, g
 from sample_factory.algo.utils.optimizers import Lamb
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.torch_utils import as_channels_last, trains_faster_channels_last
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
@@ -118,6 +119,7 @@ class Learner:
         self.recurrence = effective_recurrence(cfg)
         self._check_cfg()
         self.device = torch.device("cpu")
+        self.channels_last = False  # conv weights and image batches in NHWC order (see trains_faster_channels_last)
         self.actor_critic: ActorCritic | None = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.lr_schedule: LrSchedule = make_lr_schedule(cfg)
@@ -140,6 +142,9 @@ class Learner:
         self.device = policy_device(self.cfg, self.policy_id)
         self.actor_critic = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
         self.actor_critic.model_to_device(self.device)
+        self.channels_last = trains_faster_channels_last(self.actor_critic, self.device)
+        if self.channels_last:  # before the optimiser is made: its moment buffers take the parameters' layout
+            self.actor_critic.to(memory_format=torch.channels_last)
         self.actor_critic.train()
         self._trained_params = list(self.actor_critic.parameters())  # walking the module tree costs per step
         self.optimizer = make_optimizer(self.cfg, self._trained_params)
@@ -189,6 +194,9 @@ class Learner:
         with timing.add_time("normalize_obs"):
             flat_obs = {key: flatten_steps(x, num_steps) for key, x in traj["obs"].items()}  # [N*T, ...]
             obs = normalize_observations(ac, flat_obs, valids.flatten())
+            # after normalising (per-pixel statistics reduce fastest in NCHW); minibatches slice N and keep NHWC
+            if self.channels_last:
+                obs = {key: as_channels_last(x) for key, x in obs.items()}
         with timing.add_time("bootstrap_values"):
             last_obs = {key: x[:, num_steps] for key, x in traj["obs"].items()}  # [N, ...]
             bootstrap_output = predict_values(ac, last_obs, traj["rnn_states"][:, num_steps])  # [N]
