@@ -18,11 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "img")
 
-# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit afe6be7, REPS=3, the latest
-# measurement: "After PBT, the launcher, ...")
+# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit cd48bcd, REPS=4, the latest
+# measurement: "Learner work of 2026-11-24")
 MATCHED = {
-    "cartpole_matched": [(8414, 2642), (10845, 3339), (5886, 2710)],
-    "doom_basic_matched": [(1822, 1066), (1788, 1108), (1613, 1126)],
+    "cartpole_matched": [(18101, 6249), (18788, 6375), (18702, 6435), (18139, 6204)],
+    "doom_basic_matched": [(2837, 1706), (2727, 1644), (2727, 1728), (2773, 1631)],
 }
 
 
