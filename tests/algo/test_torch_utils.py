@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from sample_factory.algo.utils.torch_utils import (
+    ValidMean,
     calc_num_elements,
     init_torch_runtime,
     masked_mean,
@@ -43,6 +44,7 @@ def test_masked_helpers():
     assert masked_select(x, mask, num_invalids=0) is x
     assert masked_mean(x, mask).item() == 2.0
     assert masked_mean(x, torch.zeros(4, dtype=torch.bool)).item() == 0.0
+    assert ValidMean(mask)(x).item() == 2.0 and ValidMean(mask)(x * 2).item() == 4.0
 
 
 def test_synchronize_is_a_no_op_on_cpu():

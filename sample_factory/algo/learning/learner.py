@@ -34,7 +34,6 @@ from sample_factory.algo.learning.batch_preparation import (
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.losses import (
-    ValidMean,
     clip_fraction,
     clipped_value_terms,
     exploration_terms,
@@ -48,7 +47,7 @@ from sample_factory.algo.utils.action_distributions import ActionDistribution, g
 from sample_factory.algo.utils.optimizers import Lamb
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import as_channels_last, trains_faster_channels_last
+from sample_factory.algo.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
@@ -391,7 +390,7 @@ class Learner:
     ) -> dict[str, Tensor]:
         """The reported stats of a minibatch (without autograd): each loss term averaged, advantages, ratios."""
         adv_mean, adv_std = mean_std(advantages, valid_mean)
-        advantages_or_mean = torch.where(valid_mean.weights > 0, advantages, adv_mean)  # invalid: no extremes
+        advantages_or_mean = torch.where(valid_mean.valids, advantages, adv_mean)  # invalid: no extremes
         zero = torch.zeros((), device=loss.device)
         stats = dict(
             loss=loss, policy_loss=valid_mean(policy_terms), value_loss=valid_mean(value_terms),

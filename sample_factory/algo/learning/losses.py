@@ -1,8 +1,8 @@
 """The PPO/APPO loss terms, per sample, and the mean over the valid samples of a minibatch that combines them.
 
 Each term function returns one value per sample (``[B]``); the learner adds the weighted terms sample by sample
-and averages once with :class:`ValidMean`, so an invalid sample (inactive agent, stale policy) contributes neither
-to the value nor to the gradient. Averaging the sum equals summing the averages (the mean is linear) and costs
+and averages once with ``torch_utils.ValidMean``, so an invalid sample (inactive agent, stale policy) contributes
+neither to the value nor to the gradient. Averaging the sum equals summing the averages (the mean is linear) and costs
 one reduction instead of one per term, which matters on small networks where every tensor operation (and its
 backward node) is a measurable share of an SGD step.
 
@@ -18,26 +18,13 @@ import torch
 from torch import Tensor
 
 from sample_factory.algo.utils.action_distributions import ActionDistribution
+from sample_factory.algo.utils.torch_utils import ValidMean
 
 # Hard bounds on the importance ratio: far outside the PPO clip range the gradient is zero anyway, and clamping in
 # log space keeps exp() finite when the stored log-probs are far from the current ones (very stale data).
 RATIO_MIN, RATIO_MAX = 0.05, 20.0
 # Advantages are divided by (std + ADV_STD_EPS): with near-constant advantages float noise must not blow up.
 ADV_STD_EPS = 1e-5
-
-
-class ValidMean:
-    """Mean over the valid samples of one minibatch (0 when none is valid); differentiable, no device sync.
-
-    The mask's float weights and the inverse count are computed once and reused by every term and statistic.
-    """
-
-    def __init__(self, valids: Tensor) -> None:
-        self.weights = valids.float()  # [B]
-        self.inv_count = 1.0 / self.weights.sum().clamp(min=1.0)
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return (x * self.weights).sum() * self.inv_count
 
 
 def importance_ratios(log_probs: Tensor, old_log_probs: Tensor) -> Tensor:

@@ -14,7 +14,7 @@ placeholders (documented per function) that the learner masks out.
 All estimators are computed without autograd: they are regression targets and advantage weights, never
 differentiated through. Each is a backward linear recurrence in time, solved for all steps at once by
 ``backward_linear_recurrence`` rather than by a Python loop over the rollout (with a CartPole-sized model the loop
-took about half of the learner's batch preparation).
+took about 40 % of the learner's batch preparation: 2.18 -> 1.33 ms per batch without it).
 """
 
 from __future__ import annotations
