@@ -1,8 +1,8 @@
 """Finiteness of a policy's action distribution parameters, checked by the inference worker on every batch.
 
 NaN or inf logits (or Gaussian means/stddevs) come from a custom encoder, core or decoder that returns them, or from
-weights that diverged. Unchecked, a discrete policy fails inside ``torch.multinomial`` ("probability tensor
-contains either inf, nan or element < 0") and a continuous one silently sends NaN actions to the env. The check is
+weights that diverged. Unchecked, a discrete policy silently samples arbitrary actions from NaN probabilities and a
+continuous one sends NaN actions to the env. The check is
 one ``isfinite`` over the batch's ``[B, num_action_parameters]`` outputs, already on the CPU.
 """
 
@@ -37,7 +37,7 @@ def explain_failed_forward(
 ) -> PolicyOutputError | None:
     """The forward pass raised: a :class:`PolicyOutputError` when non-finite outputs were the cause, else None.
 
-    Runs the model again without sampling actions (sampling is what fails on NaN probabilities); only on this
+    Runs the model again without sampling actions (sampling may be what failed on NaN parameters); only on this
     failure path, so it costs nothing while the outputs are finite.
     """
     try:

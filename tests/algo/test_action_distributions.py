@@ -57,6 +57,15 @@ def test_categorical_samples_follow_probabilities():
     torch.testing.assert_close(frequencies, probs, atol=0.02, rtol=0)
 
 
+def test_rare_action_is_sampled_at_its_rate():
+    """The exponential race keeps the law in the tails: p = 0.002 shows up 0.2 % of the time, not 0 % or more."""
+    torch.manual_seed(3)
+    probs = torch.tensor([0.998, 0.002])
+    dist = CategoricalActionDistribution(probs.log().expand(400_000, 2))
+    rare = int((dist.sample() == 1).sum())
+    assert abs(rare - 800) < 5 * math.sqrt(800)  # binomial mean 800, sd ~28
+
+
 def test_masked_action_is_never_sampled():
     logits = torch.zeros(10000, 4)
     logits[:, 2] = 10.0  # the masked action would dominate if the mask were ignored

@@ -1,11 +1,14 @@
-"""LAMB: convergence on a quadratic and the layer-wise trust ratio of a single step."""
+"""LAMB: convergence on a quadratic and the layer-wise trust ratio of a single step. The lean gradient clipping and
+Adam step: the same numbers as torch's own, and the normal path wherever the lean one does not apply."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
 
-from sample_factory.algo.utils.optimizers import Lamb
+from sample_factory.algo.utils.optimizers import Lamb, LeanAdamStep, clip_grad_norm
 
 
 def test_lamb_minimises_a_quadratic():
@@ -63,3 +66,98 @@ def test_closure_loss_is_returned_and_bad_arguments_rejected():
     assert optimizer.step(closure).item() == 2.0
     with pytest.raises(ValueError, match="betas"):
         Lamb([weights], betas=(0.9, 1.0))
+
+
+def _mlp(seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+
+
+def _backward(model: torch.nn.Module, seed: int, scale: float = 1.0) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(32, 5, generator=generator)
+    for param in model.parameters():
+        param.grad = None
+    (scale * model(x).square().mean()).backward()
+
+
+@pytest.mark.parametrize("max_norm", [0.01, 1e6, float("inf")])
+def test_clip_grad_norm_matches_torch(max_norm):
+    ours, theirs = _mlp(0), _mlp(0)
+    _backward(ours, 1, scale=50.0)
+    _backward(theirs, 1, scale=50.0)
+    norm = clip_grad_norm([p.grad for p in ours.parameters()], max_norm)
+    expected = torch.nn.utils.clip_grad_norm_(list(theirs.parameters()), max_norm)
+    assert torch.equal(norm, expected)
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a.grad, b.grad)
+    if max_norm == 0.01:  # clipping happened: the result has the requested norm
+        assert torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in ours.parameters()])).item() == (
+            pytest.approx(0.01, rel=1e-4)
+        )
+
+
+def test_clip_grad_norm_of_nothing_is_zero():
+    assert clip_grad_norm([], 1.0).item() == 0.0
+
+
+def _adam(model: torch.nn.Module, **kwargs) -> torch.optim.Adam:
+    return torch.optim.Adam(model.parameters(), lr=1e-2, fused=True, **kwargs)
+
+
+def test_lean_adam_step_is_bit_identical_to_adam_step_with_changing_lr():
+    ours, theirs = _mlp(0), _mlp(0)
+    ours_opt, theirs_opt = _adam(ours), _adam(theirs)
+    lean = LeanAdamStep(ours_opt)
+    assert lean.enabled
+    for step in range(20):
+        for group in (*ours_opt.param_groups, *theirs_opt.param_groups):
+            group["lr"] = 1e-2 / (1 + step)  # a schedule changes the lr between steps
+        _backward(ours, step)
+        _backward(theirs, step)
+        assert lean._lean_step() is (step > 0)  # the first step creates the moments the normal way
+        if step == 0:
+            ours_opt.step()
+        theirs_opt.step()
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a, b)
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
+
+
+def test_lean_adam_step_after_loading_a_state_dict_uses_the_loaded_moments():
+    source, target, reference = _mlp(0), _mlp(0), _mlp(0)
+    source_opt = _adam(source)
+    for step in range(3):
+        _backward(source, step)
+        source_opt.step()
+    target_opt, reference_opt = _adam(target), _adam(reference)
+    for model, opt in ((target, target_opt), (reference, reference_opt)):
+        model.load_state_dict(source.state_dict())
+        opt.load_state_dict(copy.deepcopy(source_opt.state_dict()))  # load_state_dict may keep the same tensors
+    lean = LeanAdamStep(target_opt)
+    _backward(target, 7)
+    _backward(reference, 7)
+    assert lean._lean_step()
+    reference_opt.step()
+    for a, b in zip(target.parameters(), reference.parameters()):
+        assert torch.equal(a, b)
+    assert target_opt.state[next(target.parameters())]["step"].item() == 4
+
+
+def test_lean_adam_step_leaves_hooks_and_other_optimisers_to_the_normal_step():
+    model = _mlp(0)
+    assert not LeanAdamStep(torch.optim.Adam(model.parameters(), lr=1e-3)).enabled  # not fused
+    assert not LeanAdamStep(torch.optim.Adam(model.parameters(), lr=1e-3, fused=True, amsgrad=True)).enabled
+    assert not LeanAdamStep(Lamb(model.parameters(), lr=1e-3)).enabled
+    optimizer = _adam(model)
+    lean = LeanAdamStep(optimizer)
+    calls = []
+    handle = optimizer.register_step_post_hook(lambda *args: calls.append(1))
+    for step in range(3):
+        _backward(model, step)
+        lean()
+    assert calls == [1, 1, 1]  # every step went through optimizer.step(), which runs the hook
+    handle.remove()
+    _backward(model, 9)
+    assert lean._lean_step()

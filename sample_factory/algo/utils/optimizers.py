@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
+from torch.optim import optimizer as torch_optimizer
+from torch.optim.adam import adam as adam_functional
 
 
 class Lamb(torch.optim.Optimizer):
@@ -77,3 +79,87 @@ class Lamb(torch.optim.Optimizer):
         update_norm = update.norm()
         trust_ratio = torch.where((weight_norm > 0) & (update_norm > 0), weight_norm / update_norm, 1.0)
         param.sub_(update * (group["lr"] * trust_ratio))
+
+
+def clip_grad_norm(grads: list[Tensor], max_norm: float) -> Tensor:
+    """Total 2-norm of ``grads``, which are scaled in place to ``max_norm`` when above it; no clipping at ``inf``.
+
+    The arithmetic of ``torch.nn.utils.clip_grad_norm_`` (per-tensor norms, the norm of those, one factor
+    ``max_norm / (norm + 1e-6)`` capped at 1) for gradients that share one device and dtype, without its grouping by
+    device and dtype on every call: on a small MLP that bookkeeping cost more than the arithmetic (113 us against
+    64 us per SGD step of the Gymnasium family's CartPole network, one CPU thread).
+    """
+    if not grads:
+        return torch.zeros(())
+    total_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    if max_norm != float("inf"):
+        torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
+    return total_norm
+
+
+class LeanAdamStep:
+    """``optimizer.step()`` of a fused ``torch.optim.Adam`` through its functional form, skipping the per-call
+    wrappers (profiling hooks, graph-capture checks, state initialisation walk) once the moments exist.
+
+    On the CartPole MLP these wrappers took 95 us of each SGD step, the update itself under 60 us. The call is the
+    one ``Adam.step`` makes, with the same tensors and hyper-parameters read from the param group on every step (so
+    learning-rate schedules and PBT changes apply), hence bit-identical results. Anything unusual goes the normal
+    way: another optimiser class, several param groups, step hooks, a parameter without state yet (the first step,
+    or one that got its first gradient late), amsgrad.
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizer = optimizer
+        group = optimizer.param_groups[0]
+        self.enabled = (
+            type(optimizer) is torch.optim.Adam
+            and len(optimizer.param_groups) == 1
+            and bool(group.get("fused"))
+            and not group["amsgrad"]
+            and not group["maximize"]
+            and not group["differentiable"]
+            and not group["capturable"]
+        )
+
+    def __call__(self) -> None:
+        if not self._lean_step():
+            self.optimizer.step()
+
+    def _lean_step(self) -> bool:
+        optimizer = self.optimizer
+        if not self.enabled or _has_step_hooks(optimizer):
+            return False
+        group = optimizer.param_groups[0]
+        params = [p for p in group["params"] if p.grad is not None]
+        states = [optimizer.state.get(p) for p in params]
+        if not params or any(not state for state in states):
+            return False  # the normal step creates the moments
+        beta1, beta2 = group["betas"]
+        adam_functional(
+            params,
+            [p.grad for p in params],
+            [state["exp_avg"] for state in states],
+            [state["exp_avg_sq"] for state in states],
+            [],
+            [state["step"] for state in states],
+            fused=True,
+            amsgrad=False,
+            beta1=beta1,
+            beta2=beta2,
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=False,
+            decoupled_weight_decay=group.get("decoupled_weight_decay", False),
+        )
+        return True
+
+
+def _has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
+    """Hooks that ``optimizer.step()`` would call: the optimiser's own and the global ones."""
+    return bool(
+        optimizer._optimizer_step_pre_hooks
+        or optimizer._optimizer_step_post_hooks
+        or torch_optimizer._global_optimizer_pre_hooks
+        or torch_optimizer._global_optimizer_post_hooks
+    )
