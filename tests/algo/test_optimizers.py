@@ -89,7 +89,7 @@ def test_clip_grad_norm_matches_torch(max_norm):
     norm = clip_grad_norm([p.grad for p in ours.parameters()], max_norm)
     expected = torch.nn.utils.clip_grad_norm_(list(theirs.parameters()), max_norm)
     assert torch.equal(norm, expected)
-    for a, b in zip(ours.parameters(), theirs.parameters()):
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         assert torch.equal(a.grad, b.grad)
     if max_norm == 0.01:  # clipping happened: the result has the requested norm
         assert torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in ours.parameters()])).item() == (
@@ -119,7 +119,7 @@ def test_lean_adam_step_is_bit_identical_to_adam_step_with_changing_lr():
         if step == 0:
             ours_opt.step()
         theirs_opt.step()
-    for a, b in zip(ours.parameters(), theirs.parameters()):
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         assert torch.equal(a, b)
         for key in ("exp_avg", "exp_avg_sq", "step"):
             assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
@@ -140,7 +140,7 @@ def test_lean_adam_step_after_loading_a_state_dict_uses_the_loaded_moments():
     _backward(reference, 7)
     assert lean._lean_step()
     reference_opt.step()
-    for a, b in zip(target.parameters(), reference.parameters()):
+    for a, b in zip(target.parameters(), reference.parameters(), strict=True):
         assert torch.equal(a, b)
     assert target_opt.state[next(target.parameters())]["step"].item() == 4
 
