@@ -122,3 +122,20 @@ def test_acceptance_run_survives_killed_rollout_and_inference_workers(tmp_path):
     assert "Restarting rollout_w1" in result.output and "Restarting inference_p0_w0" in result.output
     assert result.collected()[0] >= 400_000 * 0.9  # the part collected by this run (all of it: no resume)
     assert result.last_reward() >= 400, result.explain()  # the issue's acceptance: the run ends at >= 400
+
+
+@pytest.mark.slow
+def test_acceptance_run_survives_a_killed_learner(tmp_path):
+    """Issue 14, the learner variant of the acceptance run: 400k CartPole steps, learner_p0 killed at 40 % of them;
+    it resumes from its latest checkpoint (one every 5 s), the lost steps are logged, and the run still ends at an
+    average reward >= 400."""
+    steps = 400_000
+    run = Run(tmp_path, "acceptance_learner", steps, "--num_envs_per_worker=8", "--save_every_sec=5")
+    checkpoints = str(run.folder / "checkpoint_p0" / "checkpoint_*.pth")
+    run.until(condition=lambda: run.frames() >= 0.4 * steps and glob.glob(checkpoints))
+    run.kill("learner_p0")
+    result = run.finish(timeout=900)
+    assert result.returncode == 0, result.explain()
+    assert "Restarting learner_p0: killed by SIGKILL" in result.output
+    assert "resumed from its latest checkpoint" in result.output and "env steps of training lost" in result.output
+    assert result.last_reward() >= 400, result.explain()
