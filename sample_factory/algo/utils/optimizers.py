@@ -115,10 +115,7 @@ class LeanAdamStep:
             type(optimizer) is torch.optim.Adam
             and len(optimizer.param_groups) == 1
             and bool(group.get("fused"))
-            and not group["amsgrad"]
-            and not group["maximize"]
-            and not group["differentiable"]
-            and not group["capturable"]
+            and not any(group.get(option, False) for option in ("amsgrad", "maximize", "differentiable", "capturable"))
         )
 
     def __call__(self) -> None:
