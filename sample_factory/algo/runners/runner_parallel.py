@@ -21,6 +21,7 @@ from collections import deque
 
 from sample_factory.algo.learning.checkpoints import list_checkpoints
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds, loop_specs
+from sample_factory.algo.runners.orphan_guard import OrphanGuard
 from sample_factory.algo.runners.respawn import Respawner, describe_exit, silence_limit
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
@@ -40,7 +41,6 @@ from sample_factory.utils.typing import Config, StatusCode
 RUNNER_LOOP = "runner"
 SPARE_INBOX_BYTES = 1024 * 1024
 JOIN_TIMEOUT = 10.0
-PARENT_CHECK_PERIOD = 1.0
 
 
 def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) -> None:
@@ -122,18 +122,16 @@ def _child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context,
     for component in spec.build(router, shared):
         loop.add_component(component)
 
-    def check_parent() -> None:
-        if os.getppid() != parent_pid:
-            # stop the loop rather than exit on the spot: on_stop() then closes envs and simulators
-            log.error("%s: the runner process is gone, closing down", spec.name)
-            loop.stop()
-
-    loop.add_timer(PARENT_CHECK_PERIOD, check_parent)
+    # a thread, not a timer of the loop: a runner killed while holding an inbox's lock blocks this loop in a put
+    guard = OrphanGuard(spec.name, parent_pid, loop, RUNNER_LOOP)
+    guard.start()
     try:
         loop.run()
     except BaseException:
         _tell_runner_last_words(router, spec.name, traceback.format_exc())
         raise
+    finally:
+        guard.stop()
 
 
 def _tell_runner_last_words(router: Router, loop_name: str, tb: str) -> None:

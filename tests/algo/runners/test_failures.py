@@ -111,3 +111,22 @@ def test_killed_runner_leaves_no_orphans(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     result = finish(proc, started, timeout=60, shm_before=before)  # asserts the whole session is gone
     assert result.returncode == -signal.SIGKILL
+
+
+def test_runner_killed_holding_its_inbox_lock_leaves_no_orphans(tmp_path):
+    """The runner dies while it holds its inbox's lock (it reads that inbox all the time): every child that sends to
+    it blocks inside put, its loop stuck, until the child's orphan guard frees the lock and closes it down."""
+    before = shm_entries()
+    started = time.monotonic()
+    cmd = [
+        sys.executable, os.path.join(HERE, "..", "utils", "queue_poison.py"),
+        "--die_holding_inbox_on_usr1", "--env=CartPole-v1", "--device=cpu", "--num_workers=2",
+        "--num_envs_per_worker=4", f"--train_dir={tmp_path}", "--experiment=orphans",
+    ]  # fmt: skip
+    proc, seen = start_until(cmd, "Fps is")
+    assert any("Fps is" in line for line in seen), "".join(seen)[-3000:]
+    os.kill(proc.pid, signal.SIGUSR1)
+    result = finish(proc, started, timeout=60, shm_before=before)  # asserts the whole session is gone
+    assert result.returncode == -signal.SIGKILL, result.explain()
+    assert "the runner process is gone, closing down" in result.output, result.explain()
+    assert "queue repair after the runner's death: the inbox of runner was left locked" in result.output

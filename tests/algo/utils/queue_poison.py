@@ -8,6 +8,8 @@ dead, so the queues are then locked by a thread that no longer exists.
 Run as a script it is a CartPole training run whose runner's inbox and ``rollout_w0``'s inbox are poisoned so after
 ``runner.init()`` (children starting) and before ``runner.run()``; it prints how many queues the runner repaired.
 With ``--live_holder`` the runner's inbox is instead locked by a live process, which no repair may touch.
+With ``--die_holding_inbox_on_usr1`` nothing is poisoned at start; on SIGUSR1 the runner takes its own inbox's lock
+and SIGKILLs itself: a runner killed while reading its inbox, which leaves its children to clean up alone.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ def main() -> int:
     from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
     live_holder = "--live_holder" in sys.argv
-    cfg = parse_gym_args([a for a in sys.argv[1:] if a != "--live_holder"])
+    die_on_usr1 = "--die_holding_inbox_on_usr1" in sys.argv
+    flags = ("--live_holder", "--die_holding_inbox_on_usr1")
+    cfg = parse_gym_args([a for a in sys.argv[1:] if a not in flags])
     register_env_from_cfg(cfg)
     cfg, runner = make_runner(cfg)
     status = runner.init()
@@ -79,6 +83,15 @@ def main() -> int:
         ctx.Process(target=hold_until_killed, args=([runner.inboxes["runner"]], holding), daemon=True).start()
         assert holding.wait(60)
         print("the runner's inbox is locked by a live process", flush=True)
+        return runner.run()
+    if die_on_usr1:
+        inbox = runner.inboxes["runner"]
+
+        def die_holding_inbox(*_) -> None:
+            _take_locks([inbox])
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        signal.signal(signal.SIGUSR1, die_holding_inbox)
         return runner.run()
     pid = poison([runner.inboxes["runner"], runner.inboxes["rollout_w0"]], half_written=True)
     print(f"poisoned the inboxes of runner and rollout_w0: locked by dead process {pid}", flush=True)

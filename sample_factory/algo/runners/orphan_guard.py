@@ -1,0 +1,93 @@
+"""What a child process does when the runner that started it is gone: close down, and never outlive it for long.
+
+A runner can die at any instant (SIGKILL, OOM), including while it holds the lock of a faster-fifo queue: its own
+inbox, which it reads all the time, or a child's inbox it is writing to. That lock is never released (see
+``queue_repair``), and the repair thread that would free it lived in the runner. Every child that then sends to the
+runner blocks inside ``put`` for good, with its event loop stuck, so a check of the parent made by that loop would
+never run: measured in CI, a killed runner left its rollout workers and learner alive past 60 s.
+
+So each child watches its parent from a thread of its own (``OrphanGuard``), which needs nothing from the event loop:
+
+1. the parent's pid is gone: tell the loop to stop; mark the runner's loop exited in the shared liveness flags, so a
+   sender waiting for room in the runner's inbox gives up (``UndeliverableMessage``) instead of waiting for ever;
+   free every inbox this process uses whose lock a dead thread holds (the runner's repair, done by the orphan);
+2. the loop then ends as usual and its components close their envs and simulators;
+3. if the process still runs ``grace_s`` later (stuck somewhere no repair reaches), it exits on the spot.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from sample_factory.algo.utils.queue_repair import layout_supported, release_if_dead_holder
+from sample_factory.utils.logging_setup import log
+
+CHECK_PERIOD_S = 1.0
+GRACE_S = 10.0
+ORPHAN_EXIT_CODE = 1
+
+
+class OrphanGuard:
+    """A daemon thread of a child process: once the parent ``parent_pid`` is gone, stop the loop, unblock it, and
+    exit the process if it has not ended ``grace_s`` seconds later."""
+
+    def __init__(
+        self,
+        name: str,
+        parent_pid: int,
+        loop: Any,
+        runner_loop: str,
+        check_period_s: float = CHECK_PERIOD_S,
+        grace_s: float = GRACE_S,
+    ) -> None:
+        self.name = name
+        self.parent_pid = parent_pid
+        self.loop = loop
+        self.runner_loop = runner_loop
+        self.check_period_s = check_period_s
+        self.grace_s = grace_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"{name}-orphan-guard", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """The loop ended normally: the guard has nothing more to do."""
+        self._done.set()
+
+    def parent_gone(self) -> bool:
+        return os.getppid() != self.parent_pid
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.check_period_s):
+            if self.parent_gone():
+                self._close_down()
+                return
+
+    def _close_down(self) -> None:
+        log.error("%s: the runner process is gone, closing down", self.name)
+        router = self.loop.router
+        router.liveness.mark_exited(self.runner_loop)
+        self.loop.stop()
+        for label, q in self._queues(router).items():
+            if layout_supported(q):
+                repair = release_if_dead_holder(q, label)
+                if repair is not None:
+                    log.warning("%s: queue repair after the runner's death: %s", self.name, repair.describe())
+        if self._done.wait(self.grace_s):
+            return
+        log.error(
+            "%s: still running %.0f s after the runner's death (stuck where no repair reaches), exiting now",
+            self.name,
+            self.grace_s,
+        )
+        os._exit(ORPHAN_EXIT_CODE)
+
+    @staticmethod
+    def _queues(router: Any) -> dict[str, Any]:
+        queues = {f"inbox of {name}": q for name, q in router.inboxes.items()}
+        queues.update({f"spare inbox {i}": q for i, q in enumerate(router.spare_inboxes)})
+        return queues
