@@ -116,7 +116,7 @@ class InferenceWorker(Component):
             with self.timing.add_time("update_model"):
                 self.version = self.weights.load_into(self.model)
 
-    @torch.no_grad()
+    @torch.inference_mode()  # not only no_grad: no version counters or view tracking either (6-12 % of a CartPole call)
     def _infer(self) -> None:
         self._maybe_reload_weights()
         traj = self.traj
