@@ -162,3 +162,45 @@ def test_norm_only_divides_by_std_without_centering():
 def test_per_channel_needs_a_channel_dimension():
     with pytest.raises(ValueError, match="channel dimension"):
         RunningMeanStdInPlace((), per_channel=True)
+
+
+def _expected(rms: RunningMeanStdInPlace, x: torch.Tensor) -> torch.Tensor:
+    mean = rms.running_mean.to(torch.float32)
+    std = torch.sqrt(rms.running_var + rms.epsilon).to(torch.float32)
+    return ((x - mean) / std).clamp(-rms.clip, rms.clip)
+
+
+def test_eval_statistics_are_cached_until_they_change():
+    """The float32 mean/std are reused between calls and follow every way the statistics change."""
+    rms = RunningMeanStdInPlace((3,))
+    rms.update(torch.randn(50, 3) * 4 + 2)
+    rms.eval()
+    x = torch.randn(8, 3) * 3
+    assert torch.equal(rms(x.clone()), _expected(rms, x))
+    first = rms._cached_mean_std
+    rms(x.clone())
+    assert rms._cached_mean_std is first  # nothing changed: no recomputation
+
+    rms.update(torch.randn(20, 3) + 10)  # in place, as the learner's train mode does
+    assert torch.equal(rms(x.clone()), _expected(rms, x))
+
+    other = RunningMeanStdInPlace((3,))
+    other.update(torch.randn(30, 3) - 7)
+    rms.load_state_dict(other.state_dict())  # as an inference worker loads new weights
+    assert torch.equal(rms(x.clone()), _expected(other, x))
+
+    rms.to(torch.device("cpu"), torch.float64)  # replaced buffers (here float64 -> float64: new objects or not)
+    rms.running_mean = torch.full((3,), 5.0, dtype=torch.float64)  # replaced outright
+    assert torch.equal(rms(x.clone()), _expected(rms, x))
+
+
+def test_statistics_cached_in_inference_mode_serve_autograd_afterwards():
+    rms = RunningMeanStdInPlace(())
+    rms.update(torch.randn(100) * 3)
+    rms.eval()
+    with torch.inference_mode():
+        rms(torch.randn(4))
+    values = torch.randn(4, requires_grad=True)
+    out = rms(values, denormalize=True)  # multiplies by the cached std, which autograd saves
+    out.sum().backward()
+    assert torch.allclose(values.grad, torch.sqrt(rms.running_var + rms.epsilon).float().expand(4))

