@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from sample_factory.utils.processes import pid_by_title
+
 REWARD_RE = re.compile(r"Avg episode reward: \[\(0, '(-?[0-9.naif]+)'\)")
 FRAMES_RE = re.compile(r"Total num frames: (\d+)")
 STEPS = 400_000
@@ -30,23 +32,6 @@ KILL_SCHEDULES = {
     "workers": [(0.3, "rollout_w1"), (0.6, "inference_p0_w0")],
     "learner": [(0.4, "learner_p0")],
 }
-
-
-def child_pid(session: int, title: str) -> int:
-    """The pid of the process of ``session`` whose title starts with ``title``."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry)) != session:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, ProcessLookupError):
-            continue
-        if args.startswith(f"{title} "):
-            return int(entry)
-    raise RuntimeError(f"no process titled {title} in session {session}")
 
 
 def run_once(train_dir: str, experiment: str, kills: list[tuple[float, str]], extra: list[str]) -> dict:
@@ -63,7 +48,7 @@ def run_once(train_dir: str, experiment: str, kills: list[tuple[float, str]], ex
         output.append(line)
         frames = FRAMES_RE.search(line)
         if frames and pending and int(frames.group(1)) >= pending[0][0] * STEPS:
-            os.kill(child_pid(proc.pid, pending.pop(0)[1]), signal.SIGKILL)
+            os.kill(pid_by_title(proc.pid, pending.pop(0)[1]), signal.SIGKILL)
     proc.wait()
     rewards = [float(r) for r in REWARD_RE.findall("".join(output))]
     return dict(

@@ -1,6 +1,9 @@
-"""Decisions about the OS processes of a run that do not depend on what the process does: CPU pinning."""
+"""Decisions about the OS processes of a run that do not depend on what the process does: CPU pinning; finding a
+child of a run by its process title (tests and benchmarks that kill one)."""
 
 from __future__ import annotations
+
+import os
 
 
 def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) -> list[int] | None:
@@ -28,3 +31,24 @@ def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) 
     first = worker_idx * cpu_count // num_workers
     last = (worker_idx + 1) * cpu_count // num_workers
     return list(range(first, last))
+
+
+def pid_by_title(session: int, title: str) -> int:
+    """The pid of the process in process group ``session`` whose title (``ps -o args``) starts with ``title``.
+
+    Children of a parallel run are titled ``<components> [<experiment>]`` (e.g. ``learner_p0 batcher_p0 [x]``), so a
+    test or benchmark can SIGKILL one of them without touching other runs on the machine. Linux ``/proc``.
+    """
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) != session:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ProcessLookupError):
+            continue
+        if args.startswith(f"{title} "):
+            return int(entry)
+    raise LookupError(f"no process titled {title} in session {session}")

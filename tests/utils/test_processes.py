@@ -1,10 +1,14 @@
-"""CPU cores each rollout worker is pinned to."""
+"""CPU cores each rollout worker is pinned to; finding a run's child by its process title."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
-from sample_factory.utils.processes import cores_for_worker_process
+from sample_factory.utils.processes import cores_for_worker_process, pid_by_title
 
 
 def _all(num_workers: int, cpu_count: int) -> list[list[int] | None]:
@@ -31,3 +35,22 @@ def test_single_core_nothing_to_pin():
 def test_bad_arguments_are_refused(worker_idx, num_workers, cpu_count):
     with pytest.raises(ValueError):
         cores_for_worker_process(worker_idx, num_workers, cpu_count)
+
+
+def test_pid_by_title_finds_the_titled_process_of_its_session_only():
+    code = (
+        "import setproctitle, sys; setproctitle.setproctitle('probe_w0 [t]'); print('ready', flush=True); "
+        "sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert pid_by_title(proc.pid, "probe_w0") == proc.pid
+        with pytest.raises(LookupError, match="no process titled probe_w1"):
+            pid_by_title(proc.pid, "probe_w1")
+        with pytest.raises(LookupError):
+            pid_by_title(os.getpgid(0), "probe_w0")  # another session's process is never returned
+    finally:
+        proc.communicate("")

@@ -115,9 +115,8 @@ class RunningMeanStdInPlace(nn.Module):
 
         An inference worker normalises every small batch with statistics that change once per weight update; the
         four tensor operations of the conversion were a third of that normalisation (CartPole, 12 observations: 25
-        us per call before, 17 us with the cache). The statistics change in
-        place (``update``, ``load_state_dict``: their version counters move) or are replaced (``.to(device)``: other
-        tensor objects), and the key sees both.
+        us per call before, 17 us with the cache). The statistics change in place (``update``, ``load_state_dict``:
+        their version counters move) or are replaced (``.to(device)``: other tensor objects); the key sees both.
         """
         mean_src, var_src = self.running_mean, self.running_var
         key = (mean_src._version, var_src._version, dtype)

@@ -17,24 +17,9 @@ import pytest
 from sf_run import finish, shm_entries, start
 from tb_events import read_scalars
 
+from sample_factory.utils.processes import pid_by_title
+
 FAILURE = 1
-
-
-def child_pid(session: int, title: str) -> int:
-    """The pid of the process of ``session`` whose title starts with ``title`` (e.g. ``learner_p0``)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry)) != session:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, ProcessLookupError):
-            continue
-        if args.startswith(f"{title} "):
-            return int(entry)
-    raise AssertionError(f"no process titled {title} in session {session}")
 
 
 class Run:
@@ -67,7 +52,7 @@ class Run:
         return 0
 
     def kill(self, title: str) -> None:
-        os.kill(child_pid(self.proc.pid, title), signal.SIGKILL)
+        os.kill(pid_by_title(self.proc.pid, title), signal.SIGKILL)
 
     def finish(self, timeout: float):
         result = finish(self.proc, self.started, timeout, self.shm_before)
