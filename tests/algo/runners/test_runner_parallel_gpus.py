@@ -1,4 +1,5 @@
-"""--actor_worker_gpus: which GPU each rollout worker process sees (GPU discovery is faked: no GPU needed)."""
+"""Per-process options of the children: which GPU each rollout worker process sees (GPU discovery is faked: no GPU
+needed) and torch's thread count there."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from sample_factory.algo.runners import runner_parallel
 from sample_factory.algo.runners.components import SharedState
@@ -24,6 +26,14 @@ def _cfg(**overrides) -> AttrDict:
         force_envs_single_thread=False,
     )
     return AttrDict({**base, **overrides})
+
+
+@pytest.fixture(autouse=True)
+def _keep_torch_threads():
+    """``_set_process_options`` is meant for a fresh child: undo its thread setting in this test process."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture
@@ -68,3 +78,12 @@ def test_only_processes_that_read_weights_receive_them(kind: str, gets_weights: 
     received = runner_parallel.shared_state_for(SimpleNamespace(kind=kind), shared)
     assert received.weights == (weights if gets_weights else [])
     assert received.cfg is shared.cfg and shared.weights is weights  # the runner keeps its own copy whole
+
+
+def test_rollout_workers_run_torch_on_one_thread() -> None:
+    """Their copies of trajectory rows must not start an OpenMP team on cores the envs and learner keep busy."""
+    torch.set_num_threads(2)
+    runner_parallel._set_process_options(_cfg(), SimpleNamespace(kind="inference"), None)
+    assert torch.get_num_threads() == 2  # the inference worker and the learner choose their own count
+    runner_parallel._set_process_options(_cfg(), SimpleNamespace(kind="rollout"), 0)
+    assert torch.get_num_threads() == 1
