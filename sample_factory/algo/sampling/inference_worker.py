@@ -87,6 +87,11 @@ class InferenceWorker(Component):
         self._steps.extend([t] * len(slots))
         self._requesters[worker_idx].append(split)
 
+    def on_policy_requests(self, worker_idx: int, requests: list[tuple[int, int, list[int]]]) -> None:
+        """Several splits of one rollout worker at once: ``(split, t, slots)`` each."""
+        for split, t, slots in requests:
+            self.on_policy_request(worker_idx, split, t, slots)
+
     def after_messages(self) -> None:
         if not self._slots:
             return

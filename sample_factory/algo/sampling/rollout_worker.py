@@ -2,8 +2,10 @@
 
 Double-buffered sampling: each split waits for its actions independently, so
 while the inference worker computes actions for one split the other one steps
-its envs. Per step, a split sends one small message per policy
-(``worker, split, t, slots``) and receives one (``on_actions_ready``). After
+its envs. Per step, a split sends one small request per policy
+(``worker, split, t, slots``) and receives one reply (``on_actions_ready``);
+the splits stepped on one reply send their requests together, in one message
+per inference worker. After
 ``--rollout`` steps the full trajectory slots go to each policy's batcher and
 fresh slots are taken from this worker's own free list; when none are free
 (the learner is behind) the split waits, which pauses collection.
@@ -103,6 +105,8 @@ class RolloutWorker(PeerRestarts, Component):
         # per split: the last observation and RNN state of its finished rollout, step 0 of the next one
         self.carry: list[dict] = []
         self.exact_resume = WorkerResume(self, sampler_states) if sampler_states is not None else None
+        # while a reply is handled: the requests of the splits it stepped, per inference worker (else None)
+        self._outbox: dict[str, list] | None = None
 
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
@@ -242,20 +246,30 @@ class RolloutWorker(PeerRestarts, Component):
         self._request_actions(split)
 
     def on_actions_ready(self, splits: list[int], policy_id: int = 0) -> None:
+        """Step the splits whose actions are all written; their next requests leave together, once all have stepped.
+
+        A reply often covers every split of this worker (the inference worker served them in one pass), so one
+        message per inference worker instead of one per split halves the requests and their wake-ups.
+        """
         bit = 1 << policy_id
-        for split in splits:
-            # with several policies a split waits for one reply per policy that controls some of its actors
-            awaiting = self._awaiting[split]
-            if not awaiting & bit:
-                continue  # not waited for: a reply to a request re-issued after its inference worker restarted
-            self._awaiting[split] = awaiting = awaiting & ~bit
-            if awaiting:
-                continue
-            try:
-                self._advance_split(split)
-            except Exception:
-                self._report_error()
-                return
+        self._outbox = {}
+        try:
+            for split in splits:
+                # with several policies a split waits for one reply per policy that controls some of its actors
+                awaiting = self._awaiting[split]
+                if not awaiting & bit:
+                    continue  # not waited for: a reply to a request re-issued after its inference worker restarted
+                self._awaiting[split] = awaiting = awaiting & ~bit
+                if awaiting:
+                    continue
+                try:
+                    self._advance_split(split)
+                except Exception:
+                    self._report_error()
+                    return
+        finally:
+            outbox, self._outbox = self._outbox, None
+            self._send_requests(outbox)
 
     def _advance_split(self, split: int) -> None:
         if self.stopped:
@@ -283,9 +297,7 @@ class RolloutWorker(PeerRestarts, Component):
         if self.num_policies == 1:
             self._awaiting[split] = 1
             if not self.inference_down:  # else sent once the inference worker is back
-                self.send(
-                    self._inference_targets[0], "on_policy_request", self.worker_idx, split, st.t, st.slots.tolist()
-                )
+                self._request(self._inference_targets[0], split, st.t, st.slots.tolist())
             return
         awaiting = 0
         for policy in np.unique(st.policy).tolist():
@@ -297,7 +309,22 @@ class RolloutWorker(PeerRestarts, Component):
     def _send_request(self, split: int, policy: int) -> None:
         st = self.runners[split].state
         slots = st.slots[st.policy == policy] if self.num_policies > 1 else st.slots
-        self.send(self._inference_targets[policy], "on_policy_request", self.worker_idx, split, st.t, slots.tolist())
+        self._request(self._inference_targets[policy], split, st.t, slots.tolist())
+
+    def _request(self, target: str, split: int, t: int, slots: list[int]) -> None:
+        """Ask ``target`` for the actions of ``slots`` at step ``t``: at once, or with the other splits' requests
+        when called while a reply is handled (``on_actions_ready`` sends them when every split has stepped)."""
+        if self._outbox is None:
+            self.send(target, "on_policy_request", self.worker_idx, split, t, slots)
+        else:
+            self._outbox.setdefault(target, []).append((split, t, slots))
+
+    def _send_requests(self, outbox: dict[str, list]) -> None:
+        for target, requests in outbox.items():
+            if len(requests) == 1:
+                self.send(target, "on_policy_request", self.worker_idx, *requests[0])
+            else:
+                self.send(target, "on_policy_requests", self.worker_idx, requests)
 
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state

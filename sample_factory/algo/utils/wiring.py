@@ -4,6 +4,8 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
 
     Runner --on_begin_sampling--> RolloutWorker
     RolloutWorker --on_policy_request(worker, split, t, slots)--> InferenceWorker (of the actor's policy)
+    RolloutWorker --on_policy_requests(worker, [(split, t, slots), ...])--> InferenceWorker   (the splits stepped
+        on one reply, in one message)
     InferenceWorker --on_actions_ready(splits, policy)--> RolloutWorker
     RolloutWorker --on_new_trajectories(slots, frames)--> Batcher (of the trajectory's policy)
     Batcher --on_batch_ready(batch_idx, env_steps)--> LearnerWorker   (same loop: handled in the same iteration)

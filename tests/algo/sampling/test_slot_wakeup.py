@@ -6,53 +6,16 @@ loop whose inbox nobody reads, so the test sees what the worker sends and plays 
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 
 import pytest
 import torch
-from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
+from sampling_helpers import ROLLOUT, WORKER, OneWorkerLoop
 
-from sample_factory.algo.runners.setup import obtain_env_info
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router, make_mp_inbox
+from sample_factory.algo.utils.event_loop import LocalInbox, make_mp_inbox
 from sample_factory.algo.utils.restart_info import RestartInfo
-from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
-
-WORKER = "rollout_w0"
-
-
-class _Setup:
-    """One worker, two splits of one CartPole env each, and exactly one slot per actor: a finished split must wait."""
-
-    def __init__(self, tmp_path, inbox, restart: RestartInfo | None = None) -> None:
-        cfg = cartpole_sampling_cfg(tmp_path, "wake", "--num_workers=1", "--num_envs_per_worker=2")
-        env_info = obtain_env_info(cfg)
-        self.traj = allocate_trajectories(cfg, env_info, 2, share=False)
-        others = {"inference_p0_w0": "rest", "batcher_p0": "rest", "runner": "rest"}
-        self.router = Router({WORKER: "w", **others}, {"w": inbox, "rest": LocalInbox()})
-        self.loop = EventLoop("w", inbox, self.router, idle_timeout=30.0)  # a wait for messages would be long
-        self.worker = RolloutWorker(cfg, env_info, 0, self.router, self.traj, SlotOwners(2, 1, 2), restart=restart)
-        self.loop.add_component(self.worker)
-        self.loop.start_components()
-        self.sent()  # start-up reports to the runner
-
-    def sent(self) -> list:
-        """What the worker sent to the other loop since the last call."""
-        try:
-            return self.router.inboxes["rest"].get_many(block=False)
-        except queue.Empty:
-            return []
-
-    def finish_rollouts(self, splits: list[int]) -> None:
-        """Play the inference worker (actions stay 0) until ``splits`` complete their rollout."""
-        for _ in range(ROLLOUT):
-            self.router.deliver("w", (WORKER, "on_actions_ready", (splits,)))
-            self.loop.run_once()
-
-    def close(self) -> None:
-        self.loop.stop_components()
 
 
 @pytest.fixture
@@ -67,7 +30,7 @@ def no_sleeping(monkeypatch):
 
 def test_freed_slots_from_another_process_wake_the_waiting_split_at_once(tmp_path, no_sleeping):
     inbox = make_mp_inbox()  # the real cross-process inbox, used in-process
-    setup = _Setup(tmp_path, inbox)
+    setup = OneWorkerLoop(tmp_path, inbox)
     worker = setup.worker
     worker.on_begin_sampling()
     assert [m[1:] for m in setup.sent()] == [
@@ -95,7 +58,7 @@ def test_freed_slots_from_another_process_wake_the_waiting_split_at_once(tmp_pat
 
 
 def test_in_one_process_the_freeing_message_resumes_splits_in_the_same_iteration(tmp_path, no_sleeping):
-    setup = _Setup(tmp_path, LocalInbox())
+    setup = OneWorkerLoop(tmp_path, LocalInbox())
     worker = setup.worker
     worker.on_begin_sampling()
     setup.finish_rollouts([0, 1])
@@ -115,9 +78,9 @@ def test_in_one_process_the_freeing_message_resumes_splits_in_the_same_iteration
     setup.close()
 
 
-def _split_0_waiting(tmp_path) -> tuple[_Setup, RolloutWorker]:
+def _split_0_waiting(tmp_path) -> tuple[OneWorkerLoop, RolloutWorker]:
     """A worker on a local loop whose split 0 finished its rollout and waits for slots; messages so far dropped."""
-    setup = _Setup(tmp_path, LocalInbox())
+    setup = OneWorkerLoop(tmp_path, LocalInbox())
     setup.worker.on_begin_sampling()
     setup.finish_rollouts([0])
     setup.sent()
@@ -146,7 +109,7 @@ def test_slots_freed_while_stopping_are_kept_but_start_nothing(tmp_path):
 def test_a_restarted_worker_whose_slots_a_batcher_still_holds_starts_when_they_come_back(tmp_path, no_sleeping):
     """Found by the churn soak (bench/soak_restarts.py): a rollout worker killed while the batcher held most of its
     slots was replaced by one that failed at start-up for want of slots, ending the run."""
-    setup = _Setup(tmp_path, LocalInbox(), restart=RestartInfo(incarnation=1, withheld_slots={0: [1]}))
+    setup = OneWorkerLoop(tmp_path, LocalInbox(), restart=RestartInfo(incarnation=1, withheld_slots={0: [1]}))
     worker = setup.worker
     assert worker.pending_reset and 1 in worker.pending_reset  # split 1 has no slot yet: not reset, no error
     worker.on_begin_sampling()
