@@ -30,6 +30,7 @@ from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.model.direct_calls import call_forward_directly
 from sample_factory.model.output_checks import check_action_parameters, explain_failed_forward
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
@@ -75,6 +76,7 @@ class InferenceWorker(Component):
             self.model = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
             self.model.eval()
             self.model.to(self.device)
+            call_forward_directly(self.model)  # a private copy nobody hooks: skip nn.Module.__call__'s hook checks
             self._maybe_reload_weights()
         except Exception:
             self._report_error()

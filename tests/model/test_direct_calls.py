@@ -1,0 +1,68 @@
+"""call_forward_directly: same outputs, parameters and classes as seen by isinstance; hooked models left alone."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.model.direct_calls import call_forward_directly, has_hooks
+from sf_examples.train_gym_env import parse_gym_args
+
+
+def _cartpole_model(*extra: str) -> nn.Module:
+    cfg = parse_gym_args(["--env=CartPole-v1", "--device=cpu", "--normalize_input=True", *extra])
+    torch.manual_seed(0)
+    model = create_actor_critic(cfg, gym.spaces.Box(-1.0, 1.0, (4,)), gym.spaces.Discrete(2))
+    return model.eval()
+
+
+def _outputs(model: nn.Module, seed: int) -> dict:
+    torch.manual_seed(seed)  # the actions are sampled
+    obs = {"obs": torch.linspace(-2, 2, 36).reshape(9, 4)}
+    rnn = torch.zeros(9, model.core.get_out_size() if hasattr(model.core, "get_out_size") else 1)
+    with torch.inference_mode():
+        return dict(model(model.normalize_obs(obs), rnn))
+
+
+def test_a_direct_model_computes_what_the_plain_one_does() -> None:
+    for extra in ((), ("--use_rnn=True",)):
+        plain, direct = _cartpole_model(*extra), _cartpole_model(*extra)
+        assert call_forward_directly(direct)
+        expected, got = _outputs(plain, 1), _outputs(direct, 1)
+        assert expected.keys() == got.keys()
+        for key in expected:
+            assert torch.equal(expected[key], got[key]), key
+        assert list(plain.state_dict()) == list(direct.state_dict())
+        for a, b in zip(plain.modules(), direct.modules(), strict=True):
+            assert isinstance(b, type(a)) and type(b).__name__ == type(a).__name__
+
+
+def test_the_direct_call_skips_nn_module_call(monkeypatch) -> None:
+    model = _cartpole_model()
+    call_forward_directly(model)
+    calls = []
+    original = nn.Module._call_impl
+    monkeypatch.setattr(nn.Module, "_call_impl", lambda self, *a, **k: calls.append(self) or original(self, *a, **k))
+    _outputs(model, 2)
+    assert calls == []
+
+
+def test_a_model_with_a_hook_is_left_alone() -> None:
+    model = _cartpole_model()
+    seen = []
+    model.encoder.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    assert has_hooks(model)
+    assert not call_forward_directly(model)
+    assert all(type(m).__call__ is nn.Module.__call__ for m in model.modules())
+    _outputs(model, 3)
+    assert seen, "the hook still runs"
+
+
+def test_a_global_hook_leaves_every_model_alone() -> None:
+    handle = nn.modules.module.register_module_forward_hook(lambda module, args, out: None)
+    try:
+        assert not call_forward_directly(_cartpole_model())
+    finally:
+        handle.remove()
