@@ -18,11 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "img")
 
-# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit cd48bcd, REPS=4, the latest
-# measurement: "Learner work of 2026-11-24")
+# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit 215af79, REPS=3, the latest
+# measurement: "One torch thread in rollout workers, coalesced requests, direct module calls")
 MATCHED = {
-    "cartpole_matched": [(18101, 6249), (18788, 6375), (18702, 6435), (18139, 6204)],
-    "doom_basic_matched": [(2837, 1706), (2727, 1644), (2727, 1728), (2773, 1631)],
+    "cartpole_matched": [(22869, 6651), (23192, 6604), (23320, 6537)],
+    "doom_basic_matched": [(3365, 1757), (3486, 1704), (3254, 1820)],
 }
 
 
