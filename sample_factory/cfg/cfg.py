@@ -289,7 +289,9 @@ def add_process_args(p: ArgParser) -> None:
         "--set_workers_cpu_affinity",
         type=str2bool,
         default=True,
-        help="Pin each rollout worker process to its own core (parallel mode; rollout workers only).",
+        help="Pin each rollout worker process to its own core (parallel mode; rollout workers only). In sync mode "
+        "(--async_rl=False) only when typed explicitly: the default leaves them to the scheduler there, which gives "
+        "the busy inference worker a core of its own while the learner waits (faster, see docs/architecture.md).",
     )
     g.add_argument(
         "--force_envs_single_thread",

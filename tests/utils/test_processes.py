@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from sample_factory.utils.processes import cores_for_worker_process, pid_by_title
+from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.processes import cores_for_worker_process, pid_by_title, pins_rollout_workers
 
 
 def _all(num_workers: int, cpu_count: int) -> list[list[int] | None]:
@@ -25,6 +26,22 @@ def test_more_cores_than_workers_each_gets_its_share():
     shares = _all(3, 8)
     assert sorted(core for share in shares for core in share) == list(range(8))  # every core used exactly once
     assert {len(share) for share in shares} == {2, 3}  # uneven split differs by one core at most
+
+
+@pytest.mark.parametrize(
+    ("affinity", "async_rl", "typed", "pinned"),
+    [
+        (True, True, False, True),  # async: the default pins
+        (True, False, False, False),  # sync: the default leaves the workers to the scheduler
+        (True, False, True, True),  # sync, --set_workers_cpu_affinity=True typed: pinned as asked
+        (False, True, True, False),
+        (False, False, True, False),
+    ],
+)
+def test_pinning_follows_the_flag_except_the_default_in_sync_mode(affinity, async_rl, typed, pinned):
+    cli_args = {"set_workers_cpu_affinity": affinity} if typed else {"env": "CartPole-v1"}
+    cfg = AttrDict(set_workers_cpu_affinity=affinity, async_rl=async_rl, cli_args=cli_args)
+    assert pins_rollout_workers(cfg) is pinned
 
 
 def test_single_core_nothing_to_pin():

@@ -35,7 +35,7 @@ from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError, require_cfg_fits_env
 from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
 from sample_factory.utils.logging_setup import log
-from sample_factory.utils.processes import cores_for_worker_process
+from sample_factory.utils.processes import cores_for_worker_process, pins_rollout_workers
 from sample_factory.utils.typing import Config, StatusCode
 
 RUNNER_LOOP = "runner"
@@ -51,7 +51,7 @@ def _set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) ->
             set_gpus_for_process(worker_idx, 1, "rollout worker", cfg.actor_worker_gpus)
         if cfg.default_niceness:
             os.nice(cfg.default_niceness)
-        if cfg.set_workers_cpu_affinity and worker_idx is not None and hasattr(os, "sched_setaffinity"):
+        if pins_rollout_workers(cfg) and worker_idx is not None and hasattr(os, "sched_setaffinity"):
             allowed = sorted(os.sched_getaffinity(0))  # the i-th core of the run is the i-th allowed one
             cores = cores_for_worker_process(worker_idx, cfg.num_workers, len(allowed))
             if cores is not None:
@@ -186,6 +186,11 @@ class ParallelRunner(Runner):
         env_info = self.given_env_info or obtain_env_info(cfg)
         require_cfg_fits_env(cfg, env_info)
         _pin_visible_gpus(cfg)
+        if cfg.set_workers_cpu_affinity and not pins_rollout_workers(cfg):
+            log.info(
+                "Sync mode (--async_rl=False): rollout workers are not pinned to cores, the scheduler places them "
+                "(faster here, see docs/architecture.md); pass --set_workers_cpu_affinity=True explicitly to pin them"
+            )
         # held for the whole run: children unpickle these (semaphores, shared-memory fds) after start()
         self.shared = shared = make_shared_state(cfg, env_info, serial=False, weights=self.policy_weights)
         all_specs = loop_specs(cfg, self.learner_specs)

@@ -80,6 +80,22 @@ def test_only_processes_that_read_weights_receive_them(kind: str, gets_weights: 
     assert received.cfg is shared.cfg and shared.weights is weights  # the runner keeps its own copy whole
 
 
+@pytest.fixture
+def _keep_affinity():
+    cores = os.sched_getaffinity(0)
+    yield
+    os.sched_setaffinity(0, cores)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+@pytest.mark.parametrize(("async_rl", "pinned"), [(True, True), (False, False)])
+def test_rollout_workers_are_pinned_in_async_mode_by_default(_keep_affinity, async_rl: bool, pinned: bool) -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    cfg = _cfg(device="cpu", set_workers_cpu_affinity=True, async_rl=async_rl, num_workers=len(allowed), cli_args={})
+    runner_parallel._set_process_options(cfg, SimpleNamespace(kind="rollout"), 1)
+    assert os.sched_getaffinity(0) == ({allowed[1]} if pinned else set(allowed))
+
+
 def test_rollout_workers_run_torch_on_one_thread() -> None:
     """Their copies of trajectory rows must not start an OpenMP team on cores the envs and learner keep busy."""
     torch.set_num_threads(2)
