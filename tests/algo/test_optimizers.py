@@ -1,5 +1,6 @@
 """LAMB: convergence on a quadratic and the layer-wise trust ratio of a single step. The lean gradient clipping and
-Adam step: the same numbers as torch's own, and the normal path wherever the lean one does not apply."""
+Adam step: the same numbers as torch's own, and the normal path wherever the lean one does not apply. FlatAdam: the
+same training as torch's clip + Adam, the optimiser's state_dict kept per parameter, and a safe way out."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from sample_factory.algo.utils.optimizers import Lamb, LeanAdamStep, clip_grad_norm
+from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
 
 
 def test_lamb_minimises_a_quadratic():
@@ -161,3 +162,108 @@ def test_lean_adam_step_leaves_hooks_and_other_optimisers_to_the_normal_step():
     handle.remove()
     _backward(model, 9)
     assert lean._lean_step()
+
+
+def _flat_step(model: torch.nn.Module, flat: FlatAdam, optimizer: torch.optim.Optimizer, seed: int, max_norm: float):
+    """One training step the way the learner makes it: flat when possible, else the per-tensor path."""
+    assert flat.zero_grad()
+    generator = torch.Generator().manual_seed(seed)
+    (50.0 * model(torch.randn(32, 5, generator=generator)).square().mean()).backward()
+    norm = flat.clip_and_step(max_norm)
+    if norm is None:
+        norm = clip_grad_norm([p.grad for p in model.parameters()], max_norm)
+        optimizer.step()
+    return norm
+
+
+def _torch_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, seed: int, max_norm: float):
+    _backward(model, seed, scale=50.0)
+    norm = torch.nn.utils.clip_grad_norm_(list(model.parameters()), max_norm)
+    optimizer.step()
+    return norm
+
+
+@pytest.mark.parametrize("max_norm", [0.05, float("inf")])
+def test_flat_adam_trains_like_torch_clip_and_adam(max_norm):
+    ours, theirs = _mlp(0), _mlp(0)
+    ours_opt, theirs_opt = _adam(ours), _adam(theirs)
+    flat = FlatAdam(ours_opt)
+    assert flat.enabled
+    for param in ours.parameters():  # the parameters are views of one flat tensor, the objects unchanged
+        assert param.untyped_storage().data_ptr() == flat.flat_param.untyped_storage().data_ptr()
+    for step in range(15):
+        for group in (*ours_opt.param_groups, *theirs_opt.param_groups):
+            group["lr"] = 1e-2 / (1 + step)
+        norm = _flat_step(ours, flat, ours_opt, step, max_norm)
+        expected = _torch_step(theirs, theirs_opt, step, max_norm)
+        torch.testing.assert_close(norm, expected, rtol=1e-5, atol=0)
+        assert (ours_opt.state is flat._adopted_state) is (step > 0)  # the first step creates the moments
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)  # only the norm's summation order differs
+        torch.testing.assert_close(ours_opt.state[a]["exp_avg"], theirs_opt.state[b]["exp_avg"], rtol=1e-4, atol=1e-7)
+        assert ours_opt.state[a]["step"].item() == theirs_opt.state[b]["step"].item() == 15
+
+
+def test_flat_adam_state_dict_round_trip_continues_exactly():
+    """A checkpoint of a flat optimiser has the per-parameter form; loading it (a new state dict) is re-adopted."""
+    model, resumed = _mlp(0), _mlp(1)
+    opt, resumed_opt = _adam(model), _adam(resumed)
+    flat, resumed_flat = FlatAdam(opt), FlatAdam(resumed_opt)
+    for step in range(4):
+        _flat_step(model, flat, opt, step, 0.05)
+    state = copy.deepcopy(opt.state_dict())
+    assert sorted(state["state"]) == list(range(4))
+    assert {entry["step"].item() for entry in state["state"].values()} == {4.0}
+    resumed.load_state_dict(copy.deepcopy(model.state_dict()))  # copies into the views: still flat
+    resumed_opt.load_state_dict(state)
+    for step in range(4, 8):
+        _flat_step(model, flat, opt, step, 0.05)
+        _flat_step(resumed, resumed_flat, resumed_opt, step, 0.05)
+    assert resumed_opt.state is resumed_flat._adopted_state
+    for a, b in zip(model.parameters(), resumed.parameters(), strict=True):
+        assert torch.equal(a, b)
+        assert resumed_opt.state[b]["step"].item() == 8
+
+
+def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
+    model = _mlp(0)
+    optimizer = _adam(model)
+    flat = FlatAdam(optimizer)
+    for step in range(3):
+        _flat_step(model, flat, optimizer, step, 1.0)
+    calls = []
+    handle = optimizer.register_step_post_hook(lambda *args: calls.append(1))
+    for step in range(3, 5):
+        assert _flat_step(model, flat, optimizer, step, 1.0) is not None
+    assert calls == [1, 1]
+    counters = [optimizer.state[p]["step"] for p in model.parameters()]
+    assert len({id(c) for c in counters}) == 4 and {c.item() for c in counters} == {5.0}  # each advanced once a step
+    handle.remove()
+    _flat_step(model, flat, optimizer, 5, 1.0)
+    assert optimizer.state is flat._adopted_state and optimizer.state[next(model.parameters())]["step"].item() == 6
+
+
+def test_flat_adam_switches_off_when_the_weights_move_to_other_tensors():
+    model = _mlp(0)
+    optimizer = _adam(model)
+    flat = FlatAdam(optimizer)
+    for step in range(2):
+        _flat_step(model, flat, optimizer, step, 1.0)
+    first = next(model.parameters())
+    first.data = first.data.clone()  # e.g. a move to another device: the parameter no longer views flat_param
+    assert not flat.zero_grad() and not flat.enabled
+    before = first.detach().clone()
+    _backward(model, 3)
+    optimizer.step()  # the per-tensor path trains the real weights, with one step counter per tensor again
+    assert not torch.equal(first, before)
+    assert {optimizer.state[p]["step"].item() for p in model.parameters()} == {3.0}
+
+
+def test_flat_adam_is_off_where_it_does_not_apply():
+    model = _mlp(0)
+    assert not FlatAdam(torch.optim.Adam(model.parameters(), lr=1e-3)).enabled  # not fused
+    assert not FlatAdam(Lamb(model.parameters(), lr=1e-3)).enabled
+    conv = torch.nn.Conv2d(3, 4, 3).to(memory_format=torch.channels_last)
+    assert not FlatAdam(torch.optim.Adam(conv.parameters(), lr=1e-3, fused=True)).enabled
+    mixed = torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).double()])
+    assert not FlatAdam(torch.optim.Adam(mixed.parameters(), lr=1e-3, fused=True)).enabled

@@ -44,7 +44,7 @@ from sample_factory.algo.learning.losses import (
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
-from sample_factory.algo.utils.optimizers import Lamb, LeanAdamStep, clip_grad_norm
+from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
@@ -150,6 +150,7 @@ class Learner:
         self._uniform_params = len({(p.device, p.dtype) for p in self._trained_params}) <= 1
         self.optimizer = make_optimizer(self.cfg, self._trained_params)
         self._optimizer_step_call = LeanAdamStep(self.optimizer)
+        self._flat_adam = FlatAdam(self.optimizer)  # weights, grads, moments as flat tensors where it applies
         self.lr_schedule = make_lr_schedule(self.cfg)
         if self.param_server is not None:
             self.param_server.init(self.actor_critic, self.policy_version, self.device)
@@ -418,20 +419,24 @@ class Learner:
     def _optimizer_step(self, loss: Tensor) -> Tensor:
         """Backward, gradient clipping (``--max_grad_norm``, off when <= 0), one optimiser step; the grad norm.
 
-        Per-step bookkeeping is kept to the minimum (see ``clip_grad_norm``, ``LeanAdamStep``): on small networks it
-        cost as much as the backward pass itself."""
-        for param in self._trained_params:
-            param.grad = None
+        Per-step bookkeeping is kept to the minimum (see ``FlatAdam``, and ``clip_grad_norm`` / ``LeanAdamStep`` where
+        flat tensors do not apply): on small networks it cost as much as the backward pass itself."""
+        flat = self._flat_adam
+        if not flat.zero_grad():
+            for param in self._trained_params:
+                param.grad = None
         loss.backward()
         max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf")
-        grads = [param.grad for param in self._trained_params if param.grad is not None]
-        if self._uniform_params:
-            grad_norm = clip_grad_norm(grads, max_norm)
-        else:
-            grad_norm = torch.nn.utils.clip_grad_norm_(self._trained_params, max_norm)
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
-        self._optimizer_step_call()
+        grad_norm = flat.clip_and_step(max_norm) if flat.enabled else None
+        if grad_norm is None:
+            grads = [param.grad for param in self._trained_params if param.grad is not None]
+            if self._uniform_params:
+                grad_norm = clip_grad_norm(grads, max_norm)
+            else:
+                grad_norm = torch.nn.utils.clip_grad_norm_(self._trained_params, max_norm)
+            self._optimizer_step_call()
         self.policy_version += 1
         return grad_norm.detach()
 

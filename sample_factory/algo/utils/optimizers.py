@@ -160,3 +160,150 @@ def _has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
         or torch_optimizer._global_optimizer_pre_hooks
         or torch_optimizer._global_optimizer_post_hooks
     )
+
+
+class FlatAdam:
+    """The weights, gradients and Adam moments of a fused ``torch.optim.Adam`` as views of one flat tensor each, so
+    gradient clipping and the update are a few kernels over every weight at once instead of a few per tensor.
+
+    On the CartPole MLP (10 tensors) the per-tensor bookkeeping, not the arithmetic, dominated the optimiser's share of
+    an SGD step: per-tensor norms, stacking them, grouping tensors by device for the fused kernel, one step counter per
+    tensor. Over flat tensors a 16-step training call took 16.1 instead of 17.1 ms.
+
+    - The parameters become views of ``flat_param`` (``param.data`` is re-pointed: the ``Parameter`` objects, and so
+      the optimiser's references, stay the same; ``load_state_dict`` copies into the views).
+    - Gradients are views of ``flat_grad``, zeroed before each backward pass (autograd then adds into them in place).
+      So a parameter that got no gradient in some step is updated with a zero gradient there, as with
+      ``zero_grad(set_to_none=False)``; flat mode only starts if every parameter had a gradient at the first step.
+    - The moments are adopted after the optimiser created them (its first step runs the normal way), and again after
+      every ``optimizer.load_state_dict`` (a checkpoint, a PBT donor), which replaces the state: the values are copied
+      into ``exp_avg`` / ``exp_avg_sq`` and each parameter's state points at its views and one shared step counter, so
+      ``optimizer.state_dict()`` keeps its per-parameter form.
+
+    ``enabled`` is False, and the caller uses the per-tensor path, for anything else: another optimiser, several
+    groups, amsgrad and the like, tensors on several devices or dtypes, non-contiguous (channels-last) weights.
+    If the parameters stop being views (the model was moved or reloaded into new tensors), flat mode switches off.
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizer = optimizer
+        params: list[Tensor] = list(optimizer.param_groups[0]["params"])
+        self.params = params
+        self.enabled = (
+            LeanAdamStep(optimizer).enabled
+            and bool(params)
+            and len({(p.device, p.dtype) for p in params}) == 1
+            and all(p.is_contiguous() for p in params)
+        )
+        if not self.enabled:
+            return
+        total = sum(p.numel() for p in params)
+        like = params[0]
+        self.flat_param = torch.empty(total, dtype=like.dtype, device=like.device)
+        self.flat_grad = torch.zeros(total, dtype=like.dtype, device=like.device)
+        self.exp_avg = torch.zeros_like(self.flat_param)
+        self.exp_avg_sq = torch.zeros_like(self.flat_param)
+        self._param_views, self._grad_views, self._avg_views, self._avg_sq_views = [], [], [], []
+        offset = 0
+        for p in params:
+            n = p.numel()
+            self._param_views.append(self.flat_param[offset : offset + n].view_as(p))
+            self._grad_views.append(self.flat_grad[offset : offset + n].view_as(p))
+            self._avg_views.append(self.exp_avg[offset : offset + n].view_as(p))
+            self._avg_sq_views.append(self.exp_avg_sq[offset : offset + n].view_as(p))
+            offset += n
+        with torch.no_grad():
+            for p, view in zip(params, self._param_views, strict=True):
+                view.copy_(p)
+                p.data = view
+        self._data_ptrs = [p.data_ptr() for p in params]
+        self._adopted_state: object = None  # the optimizer.state dict whose moments are ours
+        self._step: Tensor | None = None
+
+    def zero_grad(self) -> bool:
+        """Zero every gradient (views of ``flat_grad``) before a backward pass; False when flat mode is off."""
+        if not self.enabled:
+            return False
+        params = self.params
+        if any(p.data_ptr() != ptr for p, ptr in zip(params, self._data_ptrs, strict=True)):
+            self.enabled = False  # the weights live in other tensors now: the flat copies are no longer them
+            self._release_moments()
+            for p in params:
+                p.grad = None
+            return False
+        for p, view in zip(params, self._grad_views, strict=True):
+            if p.grad is not view:
+                p.grad = view
+        self.flat_grad.zero_()
+        return True
+
+    def clip_and_step(self, max_norm: float) -> Tensor | None:
+        """Clip the gradients to ``max_norm`` (total 2-norm; no clipping at ``inf``) and make one Adam update.
+
+        The returned norm is that before clipping. None when the moments cannot be adopted (the optimiser has not
+        made its first step yet): the caller then runs the per-tensor path on the same gradient views.
+        """
+        if _has_step_hooks(self.optimizer):
+            self._release_moments()  # optimizer.step() must run the hooks, and it needs a step counter per tensor
+            return None
+        if self.optimizer.state is not self._adopted_state and not self._adopt_moments():
+            return None
+        grad = self.flat_grad
+        total_norm = torch.linalg.vector_norm(grad)
+        if max_norm != float("inf"):
+            grad.mul_(torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
+        group = self.optimizer.param_groups[0]
+        beta1, beta2 = group["betas"]
+        adam_functional(
+            [self.flat_param],
+            [grad],
+            [self.exp_avg],
+            [self.exp_avg_sq],
+            [],
+            [self._step],
+            fused=True,
+            amsgrad=False,
+            beta1=beta1,
+            beta2=beta2,
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=False,
+            decoupled_weight_decay=group.get("decoupled_weight_decay", False),
+        )
+        return total_norm
+
+    def _adopt_moments(self) -> bool:
+        """Move the optimiser's per-parameter moments into the flat buffers; False if they are not all there yet."""
+        state = self.optimizer.state
+        group_params = self.optimizer.param_groups[0]["params"]
+        if len(group_params) != len(self.params):
+            return False
+        if any(a is not b for a, b in zip(group_params, self.params, strict=True)):
+            return False
+        entries = [state.get(p) for p in self.params]
+        if any(not entry or "exp_avg" not in entry for entry in entries):
+            return False
+        steps = {float(entry["step"]) for entry in entries}
+        if len(steps) != 1:
+            return False  # parameters that started getting gradients at different steps: keep the per-tensor path
+        step = entries[0]["step"].detach().clone()
+        with torch.no_grad():
+            for entry, avg, avg_sq in zip(entries, self._avg_views, self._avg_sq_views, strict=True):
+                if entry["exp_avg"] is not avg:
+                    avg.copy_(entry["exp_avg"])
+                    avg_sq.copy_(entry["exp_avg_sq"])
+                entry["exp_avg"], entry["exp_avg_sq"], entry["step"] = avg, avg_sq, step
+        self._step = step
+        self._adopted_state = state
+        return True
+
+    def _release_moments(self) -> None:
+        """Give each parameter its own step counter again (the per-tensor step adds one to each counter it is given)."""
+        if self._adopted_state is None:
+            return
+        for p in self.params:
+            entry = self.optimizer.state.get(p)
+            if entry and entry.get("step") is self._step:
+                entry["step"] = self._step.clone()
+        self._adopted_state = None
