@@ -15,7 +15,7 @@ def pins_rollout_workers(cfg: Any) -> bool:
     inference worker is busy almost all the time (it rarely finds its inbox empty). With every core held by a pinned
     worker, it always shares a core with one: each reply wakes that worker, which preempts it, and the scheduler does
     not move a task that ran a moment ago to the other core, so it waits while that core idles. Left free, the
-    scheduler gives it a core of its own. Measured on 2 cores (docs/benchmarks.md): sync CartPole +7-9 % FPS, sync
+    scheduler gives it a core of its own. Measured on 2 cores (docs/benchmarks.md): sync CartPole +4-8 % FPS, sync
     doom_basic +4 %, while async runs are faster pinned (doom_basic 7 %), where the learner keeps every core busy.
     Typing the flag explicitly pins in sync mode too.
     """
