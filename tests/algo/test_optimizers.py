@@ -225,12 +225,18 @@ def test_flat_adam_state_dict_round_trip_continues_exactly():
         assert resumed_opt.state[b]["step"].item() == 8
 
 
-def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
+def _flat_trained(steps: int) -> tuple[torch.nn.Module, torch.optim.Optimizer, FlatAdam]:
+    """A model trained ``steps`` flat steps (its moments adopted from the second step on)."""
     model = _mlp(0)
     optimizer = _adam(model)
     flat = FlatAdam(optimizer)
-    for step in range(3):
+    for step in range(steps):
         _flat_step(model, flat, optimizer, step, 1.0)
+    return model, optimizer, flat
+
+
+def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
+    model, optimizer, flat = _flat_trained(3)
     calls = []
     handle = optimizer.register_step_post_hook(lambda *args: calls.append(1))
     for step in range(3, 5):
@@ -244,11 +250,7 @@ def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
 
 
 def test_flat_adam_switches_off_when_the_weights_move_to_other_tensors():
-    model = _mlp(0)
-    optimizer = _adam(model)
-    flat = FlatAdam(optimizer)
-    for step in range(2):
-        _flat_step(model, flat, optimizer, step, 1.0)
+    model, optimizer, flat = _flat_trained(2)
     first = next(model.parameters())
     first.data = first.data.clone()  # e.g. a move to another device: the parameter no longer views flat_param
     assert not flat.zero_grad() and not flat.enabled

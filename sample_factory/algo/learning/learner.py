@@ -429,7 +429,7 @@ class Learner:
         max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf")
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
-        grad_norm = flat.clip_and_step(max_norm) if flat.enabled else None
+        grad_norm = flat.clip_and_step(max_norm)
         if grad_norm is None:
             grads = [param.grad for param in self._trained_params if param.grad is not None]
             if self._uniform_params:
