@@ -33,15 +33,7 @@ from sample_factory.algo.learning.batch_preparation import (
     shape_rewards,
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
-from sample_factory.algo.learning.losses import (
-    clip_fraction,
-    clipped_value_terms,
-    exploration_terms,
-    importance_ratios,
-    mean_std,
-    normalize_advantages,
-    ppo_policy_terms,
-)
+from sample_factory.algo.learning.losses import clip_fraction, exploration_terms, mean_std, ppo_loss
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
 from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
@@ -266,11 +258,13 @@ class Learner:
                 return None
             version_at_start = self.policy_version
             num_sgd_steps = 0
+            # consecutive minibatches are the same views in every epoch: sliced once (a dozen keys each)
+            fixed = None if self.cfg.shuffle_minibatches else self._minibatches(batch)
             for epoch in range(self.cfg.num_epochs):
                 epoch_stats: list[dict[str, Tensor]] = []
                 last_epoch = epoch == self.cfg.num_epochs - 1  # only its stats are reported
-                for indices in self._minibatch_indices(batch["valids"].shape[0]):
-                    stats = self._train_minibatch(batch[indices], full_stats=last_epoch)
+                for mb in fixed if fixed is not None else self._minibatches(batch):
+                    stats = self._train_minibatch(mb, full_stats=last_epoch)
                     if self.lr_schedule.needs_kl:
                         self.lr_schedule.after_minibatch(stats["kl_divergence"])
                     epoch_stats.append(stats)
@@ -283,6 +277,10 @@ class Learner:
             with self.timing.add_time("publish_weights"):
                 self._publish()
         return summary
+
+    def _minibatches(self, batch: TensorDict) -> list[TensorDict]:
+        """The minibatches of one epoch, as views of ``batch``."""
+        return [batch[indices] for indices in self._minibatch_indices(batch["valids"].shape[0])]
 
     def _minibatch_indices(self, num_samples: int) -> list[slice | Tensor]:
         """Sample indices of each minibatch: consecutive slices, or random whole ``recurrence``-long segments."""
@@ -357,17 +355,13 @@ class Learner:
         computed when the KL term is in the loss or the adaptive learning-rate schedule reads it."""
         cfg = self.cfg
         valid_mean = ValidMean(mb["valids"])
-        ratios = importance_ratios(outputs.log_probs, mb["log_prob_actions"])  # [B]
-        policy_terms = ppo_policy_terms(ratios, normalize_advantages(advantages, valid_mean), cfg.ppo_clip_ratio)
-        value_terms = cfg.value_loss_coeff * clipped_value_terms(
-            outputs.values, mb["values"], targets, cfg.ppo_clip_value
-        )  # [B]
-        loss_terms = policy_terms + value_terms  # [B]
         explore_terms = None
         if cfg.exploration_loss_coeff != 0.0:
             explore_terms = cfg.exploration_loss_coeff * exploration_terms(outputs.distribution, cfg.exploration_loss)
-            loss_terms = loss_terms + explore_terms
-        loss = valid_mean(loss_terms)
+        loss, policy_terms, value_terms, ratios = ppo_loss(
+            outputs.log_probs, outputs.values, explore_terms, mb["log_prob_actions"], advantages, mb["values"], targets,
+            valid_mean, cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
+        )  # fmt: skip
         stats: dict[str, Tensor] = {}
         if full_stats or cfg.kl_loss_coeff != 0.0 or self.lr_schedule.needs_kl:
             kl_divergence = self._kl_divergence(mb, outputs.distribution, valid_mean, cfg.kl_loss_coeff != 0.0)
