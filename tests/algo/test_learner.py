@@ -20,11 +20,13 @@ from torch import Tensor
 from sample_factory.algo.learning import learner as learner_module
 from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.losses import normalize_advantages
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
 from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, calc_num_actions
 from sample_factory.algo.utils.model_sharing import ParameterServer
 from sample_factory.algo.utils.rl_utils import vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.torch_utils import ValidMean
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
@@ -239,6 +241,23 @@ def test_shuffled_minibatches_hold_whole_segments():
     assert torch.equal(segments - segments[..., :1], torch.arange(cfg.recurrence).expand_as(segments))
     assert torch.all(segments[..., 0] % cfg.recurrence == 0)
     assert torch.equal(torch.sort(segments.flatten()).values, torch.arange(32))
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_minibatches_carry_their_valid_means_and_standardised_advantages(shuffle: bool):
+    cfg = make_cfg(shuffle_minibatches=shuffle, rollout=8, recurrence=4, batch_size=8, num_batches_per_epoch=4)
+    learner = make_learner(cfg)
+    batch = learner.prepare_batch(make_trajectories(cfg))
+    batch["valids"][3:6] = False
+    for minibatch in learner._minibatches(batch):
+        alone = ValidMean(minibatch.data["valids"])
+        assert torch.equal(minibatch.valid_mean.valids, alone.valids)
+        torch.testing.assert_close(minibatch.valid_mean.inv_count, alone.inv_count)
+        expected = normalize_advantages(minibatch.data["advantages"], alone)
+        torch.testing.assert_close(minibatch.std_advantages, expected, rtol=1e-5, atol=1e-6)
+    vtrace_learner = make_learner(make_cfg(with_vtrace=True, use_rnn=False, recurrence=8))
+    vtrace_batch = vtrace_learner.prepare_batch(make_trajectories(vtrace_learner.cfg))
+    assert all(mb.std_advantages is None for mb in vtrace_learner._minibatches(vtrace_batch))
 
 
 # ---- V-trace ------------------------------------------------------------------------------------------------------

@@ -33,7 +33,14 @@ from sample_factory.algo.learning.batch_preparation import (
     shape_rewards,
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
-from sample_factory.algo.learning.losses import clip_fraction, exploration_terms, mean_std, ppo_loss
+from sample_factory.algo.learning.losses import (
+    clip_fraction,
+    exploration_terms,
+    mean_std,
+    normalize_advantages,
+    ppo_loss,
+    standardize_rows,
+)
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
 from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
@@ -76,6 +83,16 @@ class PolicyOutputs:
     values: Tensor
     log_probs: Tensor
     distribution: ActionDistribution
+
+
+@dataclass
+class Minibatch:
+    """One SGD step's samples (views of the batch), their ``ValidMean`` and, with GAE, their standardised advantages
+    (None with V-trace, whose advantages depend on the current policy)."""
+
+    data: TensorDict
+    valid_mean: ValidMean
+    std_advantages: Tensor | None
 
 
 class Learner:
@@ -258,7 +275,7 @@ class Learner:
                 return None
             version_at_start = self.policy_version
             num_sgd_steps = 0
-            # consecutive minibatches are the same views in every epoch: sliced once (a dozen keys each)
+            # consecutive minibatches are the same in every epoch: sliced and weighed once
             fixed = None if self.cfg.shuffle_minibatches else self._minibatches(batch)
             for epoch in range(self.cfg.num_epochs):
                 epoch_stats: list[dict[str, Tensor]] = []
@@ -278,9 +295,23 @@ class Learner:
                 self._publish()
         return summary
 
-    def _minibatches(self, batch: TensorDict) -> list[TensorDict]:
-        """The minibatches of one epoch, as views of ``batch``."""
-        return [batch[indices] for indices in self._minibatch_indices(batch["valids"].shape[0])]
+    def _minibatches(self, batch: TensorDict) -> list[Minibatch]:
+        """The minibatches of one epoch: views of ``batch``, each with its ``ValidMean`` and (GAE) its standardised
+        advantages, computed for all minibatches at once (a few tensor operations instead of a dozen per SGD step)."""
+        indices = self._minibatch_indices(batch["valids"].shape[0])
+        rows = torch.stack(indices) if self.cfg.shuffle_minibatches else None  # [M, bs] sample indices
+
+        def per_minibatch(x: Tensor) -> Tensor:  # [M, bs]
+            return x[rows] if rows is not None else x.view(len(indices), -1)
+
+        valid_means, weights, inv_counts = ValidMean.rows(per_minibatch(batch["valids"]))
+        std_advantages = None  # V-trace advantages depend on the current policy: standardised per step, in _losses
+        if not self.cfg.with_vtrace:
+            std_advantages = standardize_rows(per_minibatch(batch["advantages"]), weights, inv_counts)
+        return [
+            Minibatch(batch[idx], valid_means[m], None if std_advantages is None else std_advantages[m])
+            for m, idx in enumerate(indices)
+        ]
 
     def _minibatch_indices(self, num_samples: int) -> list[slice | Tensor]:
         """Sample indices of each minibatch: consecutive slices, or random whole ``recurrence``-long segments."""
@@ -295,14 +326,17 @@ class Learner:
         steps = torch.arange(self.recurrence, device=self.device)
         return list((segments.unsqueeze(-1) * self.recurrence + steps).flatten(1))  # M x [bs]
 
-    def _train_minibatch(self, mb: TensorDict, full_stats: bool = True) -> dict[str, Tensor]:
+    def _train_minibatch(self, minibatch: Minibatch, full_stats: bool = True) -> dict[str, Tensor]:
         """One SGD step. ``full_stats=False`` computes only the stats the step itself needs (the KL, when the loss or
         the learning-rate schedule uses it): the others are reported for the last epoch only, and on small networks
         their two dozen extra tensor operations per minibatch are a measurable share of the learner's time."""
+        mb = minibatch.data
         outputs = self._evaluate_policy(mb)
         advantages, targets = self._advantages_and_targets(mb, outputs)
         with self.timing.add_time("losses"):
-            losses, stats = self._losses(mb, outputs, advantages, targets, full_stats)
+            losses, stats = self._losses(
+                mb, outputs, advantages, targets, full_stats, minibatch.valid_mean, minibatch.std_advantages
+            )
         with self.timing.add_time("update"):
             stats["grad_norm"] = self._optimizer_step(losses)
         return stats
@@ -346,21 +380,32 @@ class Learner:
         return pg_advantages.flatten(), targets
 
     def _losses(
-        self, mb: TensorDict, outputs: PolicyOutputs, advantages: Tensor, targets: Tensor, full_stats: bool = True
+        self,
+        mb: TensorDict,
+        outputs: PolicyOutputs,
+        advantages: Tensor,
+        targets: Tensor,
+        full_stats: bool = True,
+        valid_mean: ValidMean | None = None,
+        std_advantages: Tensor | None = None,
     ) -> tuple[Tensor, dict[str, Tensor]]:
         """Total loss and detached per-minibatch stats; the reported loss terms include their coefficients.
 
         The weighted terms are added per sample and averaged over the valid samples once. Stats that are not needed
         by the step itself are computed without autograd and only with ``full_stats``; ``kl_divergence`` is also
-        computed when the KL term is in the loss or the adaptive learning-rate schedule reads it."""
+        computed when the KL term is in the loss or the adaptive learning-rate schedule reads it. ``valid_mean`` and
+        ``std_advantages`` (the advantages standardised over the valid samples) are computed here when not given."""
         cfg = self.cfg
-        valid_mean = ValidMean(mb["valids"])
+        if valid_mean is None:
+            valid_mean = ValidMean(mb["valids"])
+        if std_advantages is None:
+            std_advantages = normalize_advantages(advantages, valid_mean)
         explore_terms = None
         if cfg.exploration_loss_coeff != 0.0:
             explore_terms = cfg.exploration_loss_coeff * exploration_terms(outputs.distribution, cfg.exploration_loss)
         loss, policy_terms, value_terms, ratios = ppo_loss(
-            outputs.log_probs, outputs.values, explore_terms, mb["log_prob_actions"], advantages, mb["values"], targets,
-            valid_mean, cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
+            outputs.log_probs, outputs.values, explore_terms, mb["log_prob_actions"], std_advantages, mb["values"],
+            targets, valid_mean, cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
         )  # fmt: skip
         stats: dict[str, Tensor] = {}
         if full_stats or cfg.kl_loss_coeff != 0.0 or self.lr_schedule.needs_kl:

@@ -54,6 +54,15 @@ def normalize_advantages(advantages: Tensor, valid_mean: ValidMean) -> Tensor:
     return (advantages - mean) / (std + ADV_STD_EPS)
 
 
+def standardize_rows(x: Tensor, weights: Tensor, inv_counts: Tensor) -> Tensor:
+    """:func:`normalize_advantages` for M minibatches at once: ``x`` and ``weights`` (0/1) are [M, B], ``inv_counts``
+    [M] (see ``ValidMean.rows``); each row is standardised with the statistics of its own valid samples."""
+    inv = inv_counts.unsqueeze(1)
+    centered = x - (x * weights).sum(dim=1, keepdim=True) * inv
+    std = ((centered.square() * weights).sum(dim=1, keepdim=True) * inv).sqrt_()
+    return centered / std.add_(ADV_STD_EPS)
+
+
 def ppo_policy_terms(ratios: Tensor, advantages: Tensor, clip_ratio: float) -> tuple[Tensor, Tensor]:
     """Clipped surrogate loss per sample ``-min(r * A, clip(r, 1 / (1 + eps), 1 + eps) * A)``, ``eps = clip_ratio``,
     and its derivative with respect to ``r``: ``-A`` where the unclipped product is the minimum, else 0.
@@ -109,7 +118,7 @@ def ppo_loss(
     values: Tensor,
     extra_terms: Tensor | None,
     old_log_probs: Tensor,
-    advantages: Tensor,
+    std_advantages: Tensor,
     old_values: Tensor,
     targets: Tensor,
     valid_mean: ValidMean,
@@ -120,8 +129,9 @@ def ppo_loss(
     """Mean over the valid samples of ``policy_terms + value_coeff * value_terms + extra_terms``, in one autograd node.
 
     ``log_probs`` and ``values`` ([B]) come from the current policy; ``extra_terms`` ([B] or None: the exploration
-    terms, their coefficient included) are added as they are. ``advantages`` are in reward units and normalised here
-    over the minibatch's valid samples; ``targets`` are in the returns normaliser's space, like ``values``.
+    terms, their coefficient included) are added as they are. ``std_advantages`` are standardised over the
+    minibatch's valid samples (:func:`normalize_advantages`, or :func:`standardize_rows` for all minibatches of an
+    epoch at once); ``targets`` are in the returns normaliser's space, like ``values``.
 
     Why one node: written with autograd, these few dozen elementwise operations on [B] vectors record as many backward
     nodes (clamps, minimum, maximum, their masks), and on small networks each costs as much as a layer's matrix
@@ -130,7 +140,7 @@ def ppo_loss(
     call (one CPU thread).
     """
     loss, policy_terms, value_terms, ratios = _FusedPPOLoss.apply(
-        log_probs, values, extra_terms, old_log_probs, advantages, old_values, targets, valid_mean, clip_ratio,
+        log_probs, values, extra_terms, old_log_probs, std_advantages, old_values, targets, valid_mean, clip_ratio,
         clip_value, value_coeff,
     )  # fmt: skip
     return PPOLoss(loss, policy_terms, value_terms, ratios)
@@ -146,7 +156,7 @@ class _FusedPPOLoss(torch.autograd.Function):
         values: Tensor,
         extra_terms: Tensor | None,
         old_log_probs: Tensor,
-        advantages: Tensor,
+        std_advantages: Tensor,
         old_values: Tensor,
         targets: Tensor,
         valid_mean: ValidMean,
@@ -155,7 +165,7 @@ class _FusedPPOLoss(torch.autograd.Function):
         value_coeff: float,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         ratios, d_ratio = importance_ratios(log_probs, old_log_probs)
-        policy_terms, d_policy = ppo_policy_terms(ratios, normalize_advantages(advantages, valid_mean), clip_ratio)
+        policy_terms, d_policy = ppo_policy_terms(ratios, std_advantages, clip_ratio)
         value_terms, d_values = clipped_value_terms(values, old_values, targets, clip_value)
         value_terms.mul_(value_coeff)
         terms = policy_terms + value_terms

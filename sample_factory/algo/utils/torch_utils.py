@@ -108,6 +108,19 @@ class ValidMean:
     def __call__(self, x: Tensor) -> Tensor:
         return (x * self.weights).sum() * self.inv_count
 
+    @classmethod
+    def rows(cls, valids: Tensor) -> tuple[list[ValidMean], Tensor, Tensor]:
+        """One ``ValidMean`` per row of ``valids`` ([M, B]: M minibatches), with the weights ([M, B]) and inverse
+        counts ([M]) of all rows computed at once and also returned; each row's are views of them."""
+        weights = valids.float()
+        inv_counts = 1.0 / weights.sum(dim=1).clamp(min=1.0)
+        means = []
+        for m in range(valids.shape[0]):
+            mean = cls.__new__(cls)
+            mean.valids, mean.weights, mean.inv_count = valids[m], weights[m], inv_counts[m]
+            means.append(mean)
+        return means, weights, inv_counts
+
 
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     """Mean of ``x`` over the elements where ``mask`` is true (0 when none is); differentiable, no sync."""

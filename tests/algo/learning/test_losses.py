@@ -7,7 +7,14 @@ import math
 import pytest
 import torch
 
-from sample_factory.algo.learning.losses import ADV_STD_EPS, RATIO_MAX, RATIO_MIN, ppo_loss
+from sample_factory.algo.learning.losses import (
+    ADV_STD_EPS,
+    RATIO_MAX,
+    RATIO_MIN,
+    normalize_advantages,
+    ppo_loss,
+    standardize_rows,
+)
 from sample_factory.algo.utils.torch_utils import ValidMean
 
 CLIP_RATIO, CLIP_VALUE, VALUE_COEFF = 0.1, 0.2, 0.7
@@ -49,9 +56,11 @@ def _inputs(batch: int, seed: int, dtype=torch.float32) -> dict:
 
 
 def _fused(x: dict, extra=True):
+    valid_mean = ValidMean(x["valids"])
     return ppo_loss(
-        x["log_probs"], x["values"], x["extra"] if extra else None, x["old_log_probs"], x["advantages"],
-        x["old_values"], x["targets"], ValidMean(x["valids"]), CLIP_RATIO, CLIP_VALUE, VALUE_COEFF,
+        x["log_probs"], x["values"], x["extra"] if extra else None, x["old_log_probs"],
+        normalize_advantages(x["advantages"], valid_mean), x["old_values"], x["targets"], valid_mean, CLIP_RATIO,
+        CLIP_VALUE, VALUE_COEFF,
     )  # fmt: skip
 
 
@@ -75,10 +84,11 @@ def test_fused_loss_and_gradients_equal_the_autograd_formulas(seed: int, extra: 
 def test_gradients_pass_a_numerical_check_in_double_precision():
     x = _inputs(24, seed=3, dtype=torch.float64)
     valid_mean = ValidMean(x["valids"])
+    std_advantages = normalize_advantages(x["advantages"], valid_mean)
 
     def loss(log_probs, values, extra):
         return ppo_loss(
-            log_probs, values, extra, x["old_log_probs"], x["advantages"], x["old_values"], x["targets"],
+            log_probs, values, extra, x["old_log_probs"], std_advantages, x["old_values"], x["targets"],
             valid_mean, CLIP_RATIO, CLIP_VALUE, VALUE_COEFF,
         ).loss  # fmt: skip
 
@@ -124,3 +134,17 @@ def test_reported_terms_carry_no_gradient_and_include_the_value_coefficient():
     v_clipped = x["old_values"] + (v - x["old_values"]).clamp(-CLIP_VALUE, CLIP_VALUE)
     expected_value_terms = VALUE_COEFF * torch.max((v - x["targets"]) ** 2, (v_clipped - x["targets"]) ** 2)
     torch.testing.assert_close(fused.value_terms, expected_value_terms)
+
+
+def test_minibatches_standardised_at_once_equal_one_by_one():
+    g = torch.Generator().manual_seed(7)
+    advantages = torch.randn(4, 64, generator=g) * 5.0 + 2.0
+    valids = torch.rand(4, 64, generator=g) > 0.2
+    valids[2] = False  # a minibatch without a valid sample: weights 0, count clamped to 1
+    valid_means, weights, inv_counts = ValidMean.rows(valids)
+    rows = standardize_rows(advantages, weights, inv_counts)
+    for m in range(4):
+        alone = ValidMean(valids[m])
+        torch.testing.assert_close(valid_means[m].inv_count, alone.inv_count)
+        torch.testing.assert_close(valid_means[m](advantages[m]), alone(advantages[m]))
+        torch.testing.assert_close(rows[m], normalize_advantages(advantages[m], alone), rtol=1e-5, atol=1e-6)
