@@ -260,6 +260,45 @@ def test_minibatches_carry_their_valid_means_and_standardised_advantages(shuffle
     assert all(mb.std_advantages is None for mb in vtrace_learner._minibatches(vtrace_batch))
 
 
+def test_reported_stats_of_an_epoch_are_each_minibatchs_own_valid_sample_stats():
+    learner = make_learner(make_cfg(ppo_clip_ratio=0.1))
+    g = torch.Generator().manual_seed(11)
+    valids = torch.rand(3, 16, generator=g) > 0.3
+    valids[1, :] = False
+    valids[1, 5] = True  # a minibatch with one valid sample
+
+    def per_sample() -> Tensor:
+        return torch.randn(16, generator=g)
+
+    reported = [
+        learner_module.ReportedSamples(
+            per_sample(),
+            per_sample(),
+            per_sample(),
+            per_sample(),
+            per_sample(),
+            per_sample() * 3.0,
+            per_sample().mul(0.2).exp(),
+        )  # fmt: skip
+        for _ in range(3)
+    ]
+    columns = learner._reported_stats(reported, [ValidMean(row) for row in valids])
+    for m, samples in enumerate(reported):
+        valid = valids[m]
+        adv = samples.advantages[valid]
+        ratios = samples.ratios[valid]
+        expected = dict(
+            policy_loss=samples.policy_terms[valid].mean(), value_loss=samples.value_terms[valid].mean(),
+            exploration_loss=samples.explore_terms[valid].mean(), entropy=samples.entropy[valid].mean(),
+            values=samples.values[valid].mean(), adv_mean=adv.mean(), adv_std=adv.std(unbiased=False),
+            adv_min=adv.min(), adv_max=adv.max(), ratio_mean=ratios.mean(),
+            clip_fraction=((ratios < 1 / 1.1) | (ratios > 1.1)).float().mean(),
+        )  # fmt: skip
+        assert set(columns) == set(expected)
+        for key, value in expected.items():
+            torch.testing.assert_close(columns[key][m], value, rtol=1e-5, atol=1e-6, msg=f"{key}, minibatch {m}")
+
+
 # ---- V-trace ------------------------------------------------------------------------------------------------------
 
 
@@ -553,7 +592,9 @@ def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
     mb = learner.prepare_batch(trajectories)
     outputs = learner._evaluate_policy(mb)
     advantages, targets = learner._advantages_and_targets(mb, outputs)
-    loss, stats = learner._losses(mb, outputs, advantages, targets, full_stats=True)
+    loss, stats, samples = learner._losses(mb, outputs, advantages, targets, full_stats=True)
+    reported = learner._reported_stats([samples], [ValidMean(mb["valids"])])  # one minibatch: [1] each
+    stats.update({key: column[0] for key, column in reported.items()})
 
     valids = mb["valids"]
     log_ratio = (outputs.log_probs - mb["log_prob_actions"]).clamp(

@@ -36,7 +36,6 @@ from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.losses import (
     clip_fraction,
     exploration_terms,
-    mean_std,
     normalize_advantages,
     ppo_loss,
     standardize_rows,
@@ -93,6 +92,20 @@ class Minibatch:
     data: TensorDict
     valid_mean: ValidMean
     std_advantages: Tensor | None
+
+
+@dataclass
+class ReportedSamples:
+    """What the reported stats average over one last-epoch minibatch: per-sample values ([B], no gradient), reduced
+    for the whole epoch at once at its end (``Learner._reported_stats``), not with a dozen operations per step."""
+
+    policy_terms: Tensor
+    value_terms: Tensor
+    explore_terms: Tensor | None
+    entropy: Tensor
+    values: Tensor
+    advantages: Tensor  # reward units, as the learner trained on them (GAE or V-trace)
+    ratios: Tensor
 
 
 class Learner:
@@ -279,17 +292,23 @@ class Learner:
             fixed = None if self.cfg.shuffle_minibatches else self._minibatches(batch)
             for epoch in range(self.cfg.num_epochs):
                 epoch_stats: list[dict[str, Tensor]] = []
+                reported: list[ReportedSamples] = []
                 last_epoch = epoch == self.cfg.num_epochs - 1  # only its stats are reported
-                for mb in fixed if fixed is not None else self._minibatches(batch):
-                    stats = self._train_minibatch(mb, full_stats=last_epoch)
+                minibatches = fixed if fixed is not None else self._minibatches(batch)
+                for mb in minibatches:
+                    stats, samples = self._train_minibatch(mb, full_stats=last_epoch)
                     if self.lr_schedule.needs_kl:
                         self.lr_schedule.after_minibatch(stats["kl_divergence"])
                     epoch_stats.append(stats)
+                    if samples is not None:
+                        reported.append(samples)
                     num_sgd_steps += 1
                 self.lr_schedule.after_epoch()
             self.train_step += 1
             with self.timing.add_time("stats"):
-                summary = self._summarize(epoch_stats, batch, version_at_start, num_sgd_steps)
+                columns = {key: torch.stack([stats[key] for stats in epoch_stats]) for key in epoch_stats[0]}
+                columns.update(self._reported_stats(reported, [mb.valid_mean for mb in minibatches]))
+                summary = self._summarize(columns, batch, version_at_start, num_sgd_steps)
         if self.param_server is not None or self.policy_versions_tensor is not None:
             with self.timing.add_time("publish_weights"):
                 self._publish()
@@ -326,20 +345,24 @@ class Learner:
         steps = torch.arange(self.recurrence, device=self.device)
         return list((segments.unsqueeze(-1) * self.recurrence + steps).flatten(1))  # M x [bs]
 
-    def _train_minibatch(self, minibatch: Minibatch, full_stats: bool = True) -> dict[str, Tensor]:
-        """One SGD step. ``full_stats=False`` computes only the stats the step itself needs (the KL, when the loss or
-        the learning-rate schedule uses it): the others are reported for the last epoch only, and on small networks
-        their two dozen extra tensor operations per minibatch are a measurable share of the learner's time."""
+    def _train_minibatch(
+        self, minibatch: Minibatch, full_stats: bool = True
+    ) -> tuple[dict[str, Tensor], ReportedSamples | None]:
+        """One SGD step: its scalar stats and, with ``full_stats``, the per-sample values the reported stats average.
+
+        ``full_stats=False`` computes only the stats the step itself needs (the KL, when the loss or the learning-rate
+        schedule uses it): the others are reported for the last epoch only, and on small networks their two dozen
+        extra tensor operations per minibatch are a measurable share of the learner's time."""
         mb = minibatch.data
         outputs = self._evaluate_policy(mb)
         advantages, targets = self._advantages_and_targets(mb, outputs)
         with self.timing.add_time("losses"):
-            losses, stats = self._losses(
+            losses, stats, samples = self._losses(
                 mb, outputs, advantages, targets, full_stats, minibatch.valid_mean, minibatch.std_advantages
             )
         with self.timing.add_time("update"):
             stats["grad_norm"] = self._optimizer_step(losses)
-        return stats
+        return stats, samples
 
     def _evaluate_policy(self, mb: TensorDict) -> PolicyOutputs:
         """Current policy on a minibatch: encoder on all samples, exact BPTT over segments, then the heads."""
@@ -388,12 +411,13 @@ class Learner:
         full_stats: bool = True,
         valid_mean: ValidMean | None = None,
         std_advantages: Tensor | None = None,
-    ) -> tuple[Tensor, dict[str, Tensor]]:
-        """Total loss and detached per-minibatch stats; the reported loss terms include their coefficients.
+    ) -> tuple[Tensor, dict[str, Tensor], ReportedSamples | None]:
+        """Total loss, detached scalar stats and (``full_stats``) the per-sample values of the reported stats.
 
-        The weighted terms are added per sample and averaged over the valid samples once. Stats that are not needed
-        by the step itself are computed without autograd and only with ``full_stats``; ``kl_divergence`` is also
-        computed when the KL term is in the loss or the adaptive learning-rate schedule reads it. ``valid_mean`` and
+        The weighted terms are added per sample and averaged over the valid samples once. The reported loss terms
+        include their coefficients. Stats that are not needed by the step itself are collected without autograd and
+        only with ``full_stats``; ``kl_divergence`` is also computed when the KL term is in the loss or the adaptive
+        learning-rate schedule reads it. ``valid_mean`` and
         ``std_advantages`` (the advantages standardised over the valid samples) are computed here when not given."""
         cfg = self.cfg
         if valid_mean is None:
@@ -413,37 +437,39 @@ class Learner:
             if cfg.kl_loss_coeff != 0.0:
                 loss = loss + cfg.kl_loss_coeff * kl_divergence
             stats["kl_divergence"] = kl_divergence.detach()
-        if full_stats:
-            with torch.no_grad():
-                stats.update(self._full_stats(loss, policy_terms, value_terms, explore_terms, stats["kl_divergence"],
-                                              outputs, advantages, ratios, valid_mean))  # fmt: skip
-        return loss, stats
+        if not full_stats:
+            return loss, stats, None
+        stats["loss"] = loss.detach()
+        stats["kl_loss"] = cfg.kl_loss_coeff * stats["kl_divergence"]
+        with torch.no_grad():
+            samples = ReportedSamples(
+                policy_terms, value_terms, None if explore_terms is None else explore_terms.detach(),
+                outputs.distribution.entropy(), outputs.values.detach(), advantages, ratios,
+            )  # fmt: skip
+        return loss, stats, samples
 
-    def _full_stats(
-        self,
-        loss: Tensor,
-        policy_terms: Tensor,
-        value_terms: Tensor,
-        explore_terms: Tensor | None,
-        kl_divergence: Tensor,
-        outputs: PolicyOutputs,
-        advantages: Tensor,
-        ratios: Tensor,
-        valid_mean: ValidMean,
-    ) -> dict[str, Tensor]:
-        """The reported stats of a minibatch (without autograd): each loss term averaged, advantages, ratios."""
-        adv_mean, adv_std = mean_std(advantages, valid_mean)
-        advantages_or_mean = torch.where(valid_mean.valids, advantages, adv_mean)  # invalid: no extremes
-        zero = torch.zeros((), device=loss.device)
-        stats = dict(
-            loss=loss, policy_loss=valid_mean(policy_terms), value_loss=valid_mean(value_terms),
-            exploration_loss=zero if explore_terms is None else valid_mean(explore_terms),
-            kl_loss=self.cfg.kl_loss_coeff * kl_divergence, entropy=valid_mean(outputs.distribution.entropy()),
-            values=valid_mean(outputs.values), adv_mean=adv_mean, adv_std=adv_std, adv_min=advantages_or_mean.min(),
-            adv_max=advantages_or_mean.max(), clip_fraction=clip_fraction(ratios, valid_mean, self.cfg.ppo_clip_ratio),
-            ratio_mean=valid_mean(ratios),
+    def _reported_stats(self, reported: list[ReportedSamples], valid_means: list[ValidMean]) -> dict[str, Tensor]:
+        """The per-sample stats of the last epoch's M minibatches averaged per minibatch ([M] each), all at once."""
+        weights = torch.stack([valid_mean.weights for valid_mean in valid_means])  # [M, B]
+        inv_counts = torch.stack([valid_mean.inv_count for valid_mean in valid_means])  # [M]
+
+        def rows(name: str) -> Tensor:  # [M, B]
+            return torch.stack([getattr(samples, name) for samples in reported])
+
+        def means(x: Tensor) -> Tensor:  # [M]: each minibatch's mean over its valid samples
+            return (x * weights).sum(dim=1) * inv_counts
+
+        advantages, ratios = rows("advantages"), rows("ratios")
+        adv_mean = means(advantages)
+        adv_std = means((advantages - adv_mean.unsqueeze(1)).square()).sqrt()
+        advantages_or_mean = torch.where(weights > 0, advantages, adv_mean.unsqueeze(1))  # invalid: no extremes
+        explore = torch.zeros_like(adv_mean) if reported[0].explore_terms is None else means(rows("explore_terms"))
+        return dict(
+            policy_loss=means(rows("policy_terms")), value_loss=means(rows("value_terms")), exploration_loss=explore,
+            entropy=means(rows("entropy")), values=means(rows("values")), adv_mean=adv_mean, adv_std=adv_std,
+            adv_min=advantages_or_mean.amin(dim=1), adv_max=advantages_or_mean.amax(dim=1),
+            clip_fraction=clip_fraction(ratios, means, self.cfg.ppo_clip_ratio), ratio_mean=means(ratios),
         )  # fmt: skip
-        return {key: value.detach() for key, value in stats.items()}
 
     def _kl_divergence(
         self, mb: TensorDict, distribution: ActionDistribution, valid_mean: ValidMean, with_grad: bool
@@ -480,12 +506,12 @@ class Learner:
         return grad_norm.detach()
 
     def _summarize(
-        self, epoch_stats: list[dict[str, Tensor]], batch: TensorDict, version_at_start: int, num_sgd_steps: int
+        self, columns: dict[str, Tensor], batch: TensorDict, version_at_start: int, num_sgd_steps: int
     ) -> dict[str, float]:
         """Minibatch stats reduced over the last epoch plus batch-level stats; one device sync in total."""
         reduced: dict[str, Tensor] = {}
-        for key in epoch_stats[0]:
-            column = torch.stack([stats[key] for stats in epoch_stats]).float()
+        for key, column in columns.items():  # [M]: one value per minibatch of the last epoch
+            column = column.float()
             reduced[key] = column.min() if key in _MIN_STATS else column.max() if key in _MAX_STATS else column.mean()
         valids, discarded = batch["valids"], batch["discarded"]
         collected = valids | discarded  # steps of active agents, stale or not

@@ -13,6 +13,7 @@ clipped to ``[1 / (1 + clip_ratio), 1 + clip_ratio]``, which bounds ``log(ratio)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
@@ -76,8 +77,9 @@ def ppo_policy_terms(ratios: Tensor, advantages: Tensor, clip_ratio: float) -> t
     return torch.minimum(unclipped, clipped).neg_(), d_ratio  # [B], [B]
 
 
-def clip_fraction(ratios: Tensor, valid_mean: ValidMean, clip_ratio: float) -> Tensor:
-    """Fraction of valid samples whose ratio lies outside the PPO clip range (no gradient from the clipped term)."""
+def clip_fraction(ratios: Tensor, valid_mean: Callable[[Tensor], Tensor], clip_ratio: float) -> Tensor:
+    """Fraction of valid samples whose ratio lies outside the PPO clip range (no gradient from the clipped term);
+    ``valid_mean`` averages over the valid samples (a ``ValidMean``, or one that averages each row of a matrix)."""
     outside = (ratios < 1.0 / (1.0 + clip_ratio)) | (ratios > 1.0 + clip_ratio)
     return valid_mean(outside.float())
 
