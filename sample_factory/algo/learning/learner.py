@@ -417,8 +417,8 @@ class Learner:
         The weighted terms are added per sample and averaged over the valid samples once. The reported loss terms
         include their coefficients. Stats that are not needed by the step itself are collected without autograd and
         only with ``full_stats``; ``kl_divergence`` is also computed when the KL term is in the loss or the adaptive
-        learning-rate schedule reads it. ``valid_mean`` and
-        ``std_advantages`` (the advantages standardised over the valid samples) are computed here when not given."""
+        learning-rate schedule reads it. ``valid_mean`` and ``std_advantages`` (the advantages standardised over the
+        valid samples) are computed here when the caller has not computed them for the whole epoch."""
         cfg = self.cfg
         if valid_mean is None:
             valid_mean = ValidMean(mb["valids"])

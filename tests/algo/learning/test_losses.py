@@ -1,4 +1,5 @@
-"""The fused PPO loss: its value and its hand-derived gradients against the formulas written with autograd."""
+"""The fused PPO loss (value and hand-derived gradients against the formulas written with autograd) and the
+standardisation of all minibatches at once against one by one."""
 
 from __future__ import annotations
 
