@@ -13,7 +13,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -141,6 +143,49 @@ def run_python(args: list[str], timeout: float = 180.0) -> RunResult:
     before = shm_entries()
     started = time.monotonic()
     return finish(start([sys.executable, *args]), started, timeout, before)
+
+
+def run_python_until(args: list[str], stop_when: Callable[[str], bool], timeout: float = 180.0) -> RunResult:
+    """``python args`` in a new session, interrupted as a user would (SIGINT, Ctrl+C) at the first output line for
+    which ``stop_when`` is true; the run then saves, exits with INTERRUPTED (2) and must leave nothing behind, as in
+    ``run_python``. A run that ends on its own first keeps its exit code. Over ``timeout`` the whole session is killed
+    and the test fails."""
+    before = shm_entries()
+    started = time.monotonic()
+    proc = start([sys.executable, *args])
+    timed_out = threading.Event()
+
+    def kill_on_timeout() -> None:
+        timed_out.set()
+        os.killpg(proc.pid, signal.SIGKILL)
+
+    watchdog = threading.Timer(timeout, kill_on_timeout)
+    watchdog.start()
+    seen = []
+    try:
+        for line in proc.stdout:  # EOF when the run ends by itself or the watchdog kills it
+            seen.append(line)
+            if stop_when(line):
+                os.kill(proc.pid, signal.SIGINT)
+                break
+    finally:
+        watchdog.cancel()
+    if timed_out.is_set():
+        proc.communicate()
+        _reap_group(proc.pid)
+        raise AssertionError(f"run did not finish in {timeout} s:\n{''.join(seen)[-3000:]}")
+    result = finish(proc, started, max(1.0, timeout - (time.monotonic() - started)), before)
+    return RunResult(result.returncode, "".join(seen) + result.output, result.seconds)
+
+
+def reward_reached(threshold: float) -> Callable[[str], bool]:
+    """A ``stop_when`` for ``run_python_until``: true on an ``Avg episode reward`` line of policy 0 >= threshold."""
+
+    def reached(line: str) -> bool:
+        found = _REWARD_RE.search(line)
+        return found is not None and float(found.group(1)) >= threshold
+
+    return reached
 
 
 def run_module(module: str, args: list[str], timeout: float = 180.0) -> RunResult:
