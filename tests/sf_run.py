@@ -157,7 +157,10 @@ def run_python_until(args: list[str], stop_when: Callable[[str], bool], timeout:
 
     def kill_on_timeout() -> None:
         timed_out.set()
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # the run ended just now; its group is gone
 
     watchdog = threading.Timer(timeout, kill_on_timeout)
     watchdog.start()
@@ -166,7 +169,10 @@ def run_python_until(args: list[str], stop_when: Callable[[str], bool], timeout:
         for line in proc.stdout:  # EOF when the run ends by itself or the watchdog kills it
             seen.append(line)
             if stop_when(line):
-                os.kill(proc.pid, signal.SIGINT)
+                try:
+                    os.kill(proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass  # it ended by itself after printing the line: its exit code stands
                 break
     finally:
         watchdog.cancel()

@@ -66,20 +66,21 @@ def _assert_reward_at_least(result: CommandResult, threshold: float, stopped_at_
 
 
 def test_cartpole_async_learns(tmp_path: Path) -> None:
-    """Parallel async APPO reaches >= 450 on CartPole-v1 within ASYNC_STEPS env steps (seed 1)."""
+    """Parallel async APPO reaches >= 450 on CartPole-v1 within ASYNC_STEPS (400k) env steps (seed 1)."""
     result = _train_cartpole(tmp_path, ASYNC_STEPS, "--async_rl=True")
     _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
 
 
 def test_cartpole_sync_learns(tmp_path: Path) -> None:
-    """Parallel sync PPO (``--async_rl=False``) reaches >= 450 on CartPole-v1 within SYNC_STEPS env steps (seed 1)."""
+    """Parallel sync PPO (``--async_rl=False``) reaches >= 450 on CartPole-v1 within SYNC_STEPS (500k) env
+    steps (seed 1)."""
     result = _train_cartpole(tmp_path, SYNC_STEPS, "--async_rl=False")
     _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
 
 
 def test_cartpole_vtrace_learns(tmp_path: Path) -> None:
     """V-trace targets (``--with_vtrace=True``, recurrence = rollout = 32 as V-trace requires) reach >= 450 on
-    CartPole-v1 within VTRACE_STEPS env steps (parallel async, seed 1)."""
+    CartPole-v1 within VTRACE_STEPS (500k) env steps (parallel async, seed 1)."""
     result = _train_cartpole(tmp_path, VTRACE_STEPS, "--with_vtrace=True", "--recurrence=32")
     _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
 
