@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from example_helpers import assert_trained, run_module, train_args
+import sf_run
+from example_helpers import COMMAND_TIMEOUT_S, assert_trained, run_module, train_args
 
 TRAIN = "sf_examples.train_gym_env"
-# 2 workers x 8 CartPoles reach the 500-step cap by 120k steps with this seed (three runs ended at 499-500);
-# 200 leaves room for the scheduling noise of a busy machine
-LEARNED_REWARD = 200.0
+# The learning checks' threshold (test_learning.py). Runs are not bit-reproducible, so the run is stopped with Ctrl+C
+# at its first reward line >= 450 and its budget is a ceiling: 2 workers x 8 CartPoles with these flags, seeds 1-8,
+# first printed 481-500 at 123k-143k env steps (2026-11-25, 2-core machine, 12.6-13.1 s per run).
+LEARNED_REWARD = 450.0
+BUDGET = 400_000
+INTERRUPTED = 2
 
 
 def test_cartpole_learns_with_batched_sampling(tmp_path: Path) -> None:
-    args = train_args(tmp_path, "batched_gym", "--num_workers=2", "--num_envs_per_worker=8", "--seed=1", steps=120_000)
-    result = run_module(TRAIN, *args, "--env=CartPole-v1", "--batched_sampling=True")
-    assert_trained(result)
-    reward = result.last_reward()
+    """Batched sampling trains CartPole-v1 to >= 450 within 400k env steps (2 workers x 8 envs, seed 1)."""
+    args = train_args(tmp_path, "batched_gym", "--num_workers=2", "--num_envs_per_worker=8", "--seed=1", steps=BUDGET)
+    args = ["-m", TRAIN, *args, "--env=CartPole-v1", "--batched_sampling=True"]
+    result = sf_run.run_python_until(args, sf_run.reward_reached(LEARNED_REWARD), timeout=COMMAND_TIMEOUT_S)
+    assert result.returncode in (0, INTERRUPTED), result.explain()
+    reward = result.best_reward()
     assert reward is not None and reward >= LEARNED_REWARD, result.explain()
 
 
