@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sf_run
-from example_helpers import COMMAND_TIMEOUT_S, assert_trained, run_module, train_args
+from example_helpers import assert_reached_reward, assert_trained, run_module, run_module_until_reward, train_args
 
 TRAIN = "sf_examples.train_gym_env"
 # The learning checks' threshold (test_learning.py). Runs are not bit-reproducible, so the run is stopped with Ctrl+C
@@ -13,17 +12,15 @@ TRAIN = "sf_examples.train_gym_env"
 # first printed 481-500 at 123k-143k env steps (2026-11-25, 2-core machine, 12.6-13.1 s per run).
 LEARNED_REWARD = 450.0
 BUDGET = 400_000
-INTERRUPTED = 2
 
 
 def test_cartpole_learns_with_batched_sampling(tmp_path: Path) -> None:
     """Batched sampling trains CartPole-v1 to >= 450 within 400k env steps (2 workers x 8 envs, seed 1)."""
     args = train_args(tmp_path, "batched_gym", "--num_workers=2", "--num_envs_per_worker=8", "--seed=1", steps=BUDGET)
-    args = ["-m", TRAIN, *args, "--env=CartPole-v1", "--batched_sampling=True"]
-    result = sf_run.run_python_until(args, sf_run.reward_reached(LEARNED_REWARD), timeout=COMMAND_TIMEOUT_S)
-    assert result.returncode in (0, INTERRUPTED), result.explain()
-    reward = result.best_reward()
-    assert reward is not None and reward >= LEARNED_REWARD, result.explain()
+    result = run_module_until_reward(
+        TRAIN, *args, "--env=CartPole-v1", "--batched_sampling=True", threshold=LEARNED_REWARD
+    )
+    assert_reached_reward(result, LEARNED_REWARD)
 
 
 def test_serial_batched_smoke_with_two_splits_and_two_policies(tmp_path: Path) -> None:

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import pytest
 import sf_run
-from example_helpers import COMMAND_TIMEOUT_S, CommandResult, run_module
+from example_helpers import COMMAND_TIMEOUT_S, CommandResult, assert_reached_reward, run_module, run_module_until_reward
 
 CARTPOLE_THRESHOLD = 450.0
-SUCCESS, INTERRUPTED = 0, 2  # exit codes: the budget was reached, or the test stopped the run with Ctrl+C
 ASYNC_STEPS = 400_000
 SYNC_STEPS = 500_000
 VTRACE_STEPS = 500_000  # 2.2x the slowest trial (228k); async and sync keep 2.5x or more
@@ -37,8 +36,6 @@ def _train_cartpole(tmp_path: Path, steps: int, *extra: str) -> CommandResult:
     """Two workers x 8 envs, parallel mode, seed 1, the Gymnasium family defaults (docs/benchmarks.md); stopped by
     Ctrl+C at the first reward line >= the threshold, so ``steps`` is a ceiling rather than the cost of every run."""
     args = [
-        "-m",
-        TRAIN_GYM,
         "--env=CartPole-v1",
         "--num_workers=2",
         "--num_envs_per_worker=8",
@@ -50,15 +47,13 @@ def _train_cartpole(tmp_path: Path, steps: int, *extra: str) -> CommandResult:
         "--experiment=learn",
         *extra,
     ]
-    return sf_run.run_python_until(args, sf_run.reward_reached(CARTPOLE_THRESHOLD), timeout=COMMAND_TIMEOUT_S)
+    return run_module_until_reward(TRAIN_GYM, *args, threshold=CARTPOLE_THRESHOLD)
 
 
-def _assert_reward_at_least(result: CommandResult, threshold: float, stopped_at_threshold: bool = False) -> float:
-    """The run ended cleanly with a reward line >= threshold: its best line when the test stopped it there (exit code
-    INTERRUPTED, or SUCCESS when the budget ran out first), else its last line."""
-    exit_codes = (SUCCESS, INTERRUPTED) if stopped_at_threshold else (SUCCESS,)
-    assert result.returncode in exit_codes, result.explain()
-    reward = result.best_reward() if stopped_at_threshold else result.last_reward()
+def _assert_reward_at_least(result: CommandResult, threshold: float) -> float:
+    """A run of the whole budget ended cleanly and its last reward line is >= threshold."""
+    assert result.returncode == 0, result.explain()
+    reward = result.last_reward()
     assert reward is not None, f"no 'Avg episode reward' line\n{result.explain()}"
     assert reward >= threshold, f"average reward {reward} < {threshold}\n{result.explain()}"
     print(f"average reward {reward} after {result.seconds:.1f} s")  # shown by pytest -s or -rP
@@ -68,21 +63,21 @@ def _assert_reward_at_least(result: CommandResult, threshold: float, stopped_at_
 def test_cartpole_async_learns(tmp_path: Path) -> None:
     """Parallel async APPO reaches >= 450 on CartPole-v1 within ASYNC_STEPS (400k) env steps (seed 1)."""
     result = _train_cartpole(tmp_path, ASYNC_STEPS, "--async_rl=True")
-    _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
+    assert_reached_reward(result, CARTPOLE_THRESHOLD)
 
 
 def test_cartpole_sync_learns(tmp_path: Path) -> None:
     """Parallel sync PPO (``--async_rl=False``) reaches >= 450 on CartPole-v1 within SYNC_STEPS (500k) env
     steps (seed 1)."""
     result = _train_cartpole(tmp_path, SYNC_STEPS, "--async_rl=False")
-    _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
+    assert_reached_reward(result, CARTPOLE_THRESHOLD)
 
 
 def test_cartpole_vtrace_learns(tmp_path: Path) -> None:
     """V-trace targets (``--with_vtrace=True``, recurrence = rollout = 32 as V-trace requires) reach >= 450 on
     CartPole-v1 within VTRACE_STEPS (500k) env steps (parallel async, seed 1)."""
     result = _train_cartpole(tmp_path, VTRACE_STEPS, "--with_vtrace=True", "--recurrence=32")
-    _assert_reward_at_least(result, CARTPOLE_THRESHOLD, stopped_at_threshold=True)
+    assert_reached_reward(result, CARTPOLE_THRESHOLD)
 
 
 # ---------------------------------------------------------------- make test-slow
