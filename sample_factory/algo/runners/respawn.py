@@ -22,19 +22,18 @@ dies again within ``LEARNER_REPEAT_WINDOW_S`` of its restart stops the run (its 
 from __future__ import annotations
 
 import itertools
-import math
 import signal
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sample_factory.algo.runners.child_processes import ChildProcesses
 from sample_factory.algo.runners.components import LoopSpec
+from sample_factory.algo.runners.run_control import RunControl
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.utils.logging_setup import log
-
-if TYPE_CHECKING:
-    from sample_factory.algo.runners.runner_parallel import ParallelRunner, _ParallelRunnerComponent
+from sample_factory.utils.typing import Config
 
 # a learner that dies again this soon after its restart is not restarted again
 LEARNER_REPEAT_WINDOW_S = 60.0
@@ -64,15 +63,22 @@ class _Restart:
 
 
 class Respawner:
-    """The runner's bookkeeping of restarts: caps, the queue, and the three steps of the one under way."""
+    """The runner's bookkeeping of restarts: caps, the queue, and the three steps of the one under way.
 
-    def __init__(self, runner: _ParallelRunnerComponent, owner: ParallelRunner, specs: list[LoopSpec]) -> None:
-        self.runner = runner
-        self.owner = owner
-        self.cfg = runner.cfg
+    It owns the restart counters (``total`` is the run's count) and acts through two collaborators: ``processes``
+    (start, kill, fresh inboxes) and ``run`` (messages to the peers, their readiness and the env-step counts).
+    ``enabled`` is False when this run makes no restarts at all: ``--max_restarts=0``, or a sampler-only run, whose
+    consumers take no part in the protocol.
+    """
+
+    def __init__(
+        self, cfg: Config, specs: list[LoopSpec], processes: ChildProcesses, run: RunControl, enabled: bool = True
+    ) -> None:
+        self.cfg = cfg
+        self.processes = processes
+        self.run = run
         self.specs = {spec.name: spec for spec in specs if not spec.in_main_process}
-        # the sampler-only modes replace the learners by consumers that take no part in the protocol
-        self.enabled = self.cfg.max_restarts > 0 and owner.learner_specs is None
+        self.enabled = enabled and cfg.max_restarts > 0
         self.queue: deque[str] = deque()
         self.current: _Restart | None = None
         self.restarts: Counter[str] = Counter()
@@ -92,16 +98,15 @@ class Respawner:
             return False
         self.restarts[name] += 1
         self.total += 1
-        self.runner.restarts_total = self.total
         log.warning(
             "Restarting %s: %s; restart %d of --max_restarts=%d for it, %d of --max_restarts_total=%d",
             name, how, self.restarts[name], self.cfg.max_restarts, self.total, self.cfg.max_restarts_total,
         )  # fmt: skip
         spec = self.specs[name]
-        self.runner.forget_components(spec.component_names)
+        self.run.forget_components(spec.component_names)
         if spec.kind == "learner":
-            self.owner.repair_weights(spec.policy_id)
-            self.steps_before.setdefault(spec.policy_id, self.runner.env_steps[spec.policy_id])
+            self.processes.repair_weights(spec.policy_id)
+            self.steps_before.setdefault(spec.policy_id, self.run.env_steps_of(spec.policy_id))
         current = self.current
         if current is not None and current.spec.name == name:
             self.current = None  # died while being restarted: begin again, before anything else
@@ -153,21 +158,21 @@ class Respawner:
         for peer in peers:
             if self._alive(peer):
                 current.awaiting.add(peer)
-                self.runner.send(peer, slot, arg, current.token)
+                self.run.send(peer, slot, arg, current.token)
 
     def _peers_and_message(self, spec: LoopSpec) -> tuple[list[str], str, Any]:
-        kinds = self.runner.component_kinds
+        kinds = self.run.component_kinds
         if spec.kind == "rollout":
             peers = [n for n, k in kinds.items() if k in ("inference", "batcher")]
             return peers, "on_rollout_worker_lost", spec.worker_idx
-        rollout = list(self.runner.rollout_workers)
+        rollout = list(self.run.rollout_workers)
         if spec.kind == "inference":
             return rollout, "on_inference_worker_lost", spec.name
         return rollout, "on_learner_lost", spec.policy_id
 
     def _alive(self, component: str) -> bool:
-        loop = self.owner.loop_of(component)
-        return loop is not None and not self.waiting_for(loop) and self.owner.process_alive(loop)
+        loop = self.processes.loop_of(component)
+        return loop is not None and not self.waiting_for(loop) and self.processes.alive(loop)
 
     def on_ack(self, token: int, name: str, payload: dict | None) -> None:
         current = self.current
@@ -182,9 +187,9 @@ class Respawner:
     def _start(self, current: _Restart) -> None:
         """Step 2: nothing that matters will reach the old inbox any more: empty it and start the new process."""
         spec = current.spec
-        self.owner.switch_inbox(spec.name)
+        self.processes.switch_inbox(spec.name)
         info = RestartInfo(incarnation=self.restarts[spec.name], withheld_slots=current.withheld)
-        self.owner.start_process(spec, info)
+        self.processes.start(spec, info)
         current.started_at = time.monotonic()
         log.info("Started %s again", spec.name)
 
@@ -193,28 +198,28 @@ class Respawner:
         current = self.current
         if current is None or current.started_at is None or name not in current.spec.component_names:
             return False
-        if all(n in self.runner.ready for n in current.spec.component_names):
+        if all(self.run.is_ready(n) for n in current.spec.component_names):
             self._back(current)
         return True
 
     def _back(self, current: _Restart) -> None:
-        spec, runner = current.spec, self.runner
+        spec, run = current.spec, self.run
         log.info("%s is back after %.1f s", spec.name, time.monotonic() - current.started_at)
         if spec.kind == "rollout":
-            for name, kind in runner.component_kinds.items():
+            for name, kind in run.component_kinds.items():
                 if kind == "batcher" and self._alive(name):
-                    runner.send(name, "on_rollout_worker_restarted", spec.worker_idx)
+                    run.send(name, "on_rollout_worker_restarted", spec.worker_idx)
             for name in spec.component_names:
-                runner.resume_rollout_worker(name)
+                run.resume_rollout_worker(name)
         elif spec.kind == "inference":
-            for name in runner.rollout_workers:
+            for name in run.rollout_workers:
                 if self._alive(name):
-                    runner.send(name, "on_inference_worker_restarted", spec.name)
+                    run.send(name, "on_inference_worker_restarted", spec.name)
         else:
             self.learner_back_at[spec.name] = time.monotonic()
-            for name in runner.rollout_workers:
+            for name in run.rollout_workers:
                 if self._alive(name):
-                    runner.send(name, "on_learner_restarted", spec.policy_id)
+                    run.send(name, "on_learner_restarted", spec.policy_id)
         self.current = None
         self.advance()
 
@@ -224,8 +229,8 @@ class Respawner:
         if current is None or current.started_at is None or time.monotonic() - current.started_at < limit:
             return
         name = current.spec.name
-        if self.owner.process_alive(name):
-            self.owner.kill_process(name, f"not ready {limit:.0f} s after its restart")
+        if self.processes.alive(name):
+            self.processes.kill(name, f"not ready {limit:.0f} s after its restart")
 
     def learner_resumed(self, policy_id: int, env_steps: int) -> int | None:
         """The env steps lost by the restart of ``policy_id``'s learner (None if it was not restarted)."""
@@ -244,8 +249,3 @@ class Respawner:
         self.enabled = False
         self.queue.clear()
         self.current = None
-
-
-def silence_limit(cfg: Any) -> float:
-    """Seconds without a heartbeat after which a process counts as hung (inf when the check is off)."""
-    return float(cfg.heartbeat_timeout) if cfg.heartbeat_timeout > 0 else math.inf

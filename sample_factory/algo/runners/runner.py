@@ -3,9 +3,10 @@
 User code extends training through it without subclassing anything: ``register_observer(AlgoObserver)`` for
 hooks at fixed moments of the run, ``register_episodic_stats_handler(fn)`` for every finished episode. The
 parallel and serial runners subclass it and differ only in where the other components live (own processes vs.
-one loop). The runner's part on the main event loop (statistics, summaries, stop conditions) is
-:class:`~sample_factory.algo.runners.runner_component.RunnerComponent`; it calls the observers back through
-this object, so hooks run in the main process in both modes and see the runner they were registered on.
+one loop). The state of the run (readiness, stats, stop conditions) is owned by
+:class:`~sample_factory.algo.runners.runner_component.RunnerComponent`, the runner's part on the main event loop,
+reachable as ``runner.component`` once ``init()`` has built it; this object owns the user's hooks
+(:class:`~sample_factory.algo.runners.hooks.UserHooks`) and offers read-only views of the run to them.
 
 Both runners build the other components with the same code in
 :mod:`sample_factory.algo.runners.components` and wire them by name (:mod:`sample_factory.algo.utils.wiring`).
@@ -13,13 +14,13 @@ Both runners build the other components with the same code in
 
 from __future__ import annotations
 
-import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sample_factory.algo.runners.hooks import EpisodicStatsHandler, UserHooks
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
+from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.experiment_files import already_finished, save_config
 from sample_factory.utils.logging_setup import init_file_logger, log
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
@@ -58,11 +59,6 @@ class AlgoObserver:
         """The run is ending (target reached, interrupt or failure), before the summary writers are closed."""
 
 
-# handler(runner, msg, policy_id); msg = {"episodic": {"reward", "len", "true_objective", "episode_extra_stats"},
-# "policy_id": policy_id}
-EpisodicStatsHandler = Callable[["Runner", dict, PolicyID], None]
-
-
 class Runner:
     """A training run: ``init()`` starts it, ``run()`` trains until a stop condition and returns the status.
 
@@ -86,23 +82,21 @@ class Runner:
         self.learner_specs = learner_specs
         self.given_env_info = env_info
         self.policy_weights = policy_weights
-        self.observers: list[AlgoObserver] = []
-        self.episodic_stats_handlers: list[EpisodicStatsHandler] = []
+        self.hooks = UserHooks(self)
         self.component: RunnerComponent | None = None  # exists from init() on
-        self.training_iteration_since_resume = 0
         self.nothing_to_do = False
 
     def register_observer(self, observer: AlgoObserver) -> None:
         """Call ``observer``'s hooks at the moments :class:`AlgoObserver` describes."""
-        self.observers.append(observer)
+        self.hooks.add_observer(observer)
 
     def register_episodic_stats_handler(self, handler: EpisodicStatsHandler) -> None:
         """Call ``handler(runner, msg, policy_id)`` for every finished episode (the main process)."""
-        if not callable(handler):
-            raise TypeError(
-                f"register_episodic_stats_handler needs a callable handler(runner, msg, policy_id), got {handler!r}"
-            )
-        self.episodic_stats_handlers.append(handler)
+        self.hooks.add_stats_handler(handler)
+
+    @property
+    def observers(self) -> list[AlgoObserver]:
+        return self.hooks.observers
 
     def init(self) -> StatusCode:
         """Build and start every component (in parallel mode, the worker processes)."""
@@ -123,7 +117,7 @@ class Runner:
             return False
         save_config(cfg)
         log.info("Experiment folder: %s", experiment_dir(cfg))
-        self.notify_observers("on_init")
+        self.hooks.notify("on_init")
         return True
 
     # ---------------------------------------------------------------- state observers may read
@@ -134,7 +128,12 @@ class Runner:
     @property
     def env_steps(self) -> dict[PolicyID, int]:
         """Env steps (frames) collected so far per policy, resumed runs included."""
-        return dict(self.component.env_steps) if self.component is not None else {}
+        return dict(self.component.stats.env_steps) if self.component is not None else {}
+
+    @property
+    def training_iteration_since_resume(self) -> int:
+        """Training steps of all policies since this run (re)started."""
+        return self.component.training_iteration_since_resume if self.component is not None else 0
 
     @property
     def policy_avg_stats(self) -> dict[str, dict[PolicyID, deque]]:
@@ -142,7 +141,7 @@ class Runner:
         if self.component is None:
             return {}
         out: dict[str, dict[PolicyID, deque]] = {"reward": {}, "len": {}, "true_objective": {}}
-        for p, stats in self.component.policy_stats.items():
+        for p, stats in self.component.stats.policy_stats.items():
             out["reward"][p], out["len"][p], out["true_objective"][p] = stats.reward, stats.length, stats.true_objective
             for key, values in stats.extra.items():
                 out.setdefault(key, {})[p] = values
@@ -151,27 +150,3 @@ class Runner:
     @property
     def status(self) -> StatusCode:
         return self.component.status if self.component is not None else ExperimentStatus.SUCCESS
-
-    # ---------------------------------------------------------------- calling user code
-    def notify_observers(self, hook: str, *args) -> None:
-        """Call ``hook(self, *args)`` on every observer; an exception names the observer and the hook."""
-        for observer in self.observers:
-            try:
-                getattr(observer, hook)(self, *args)
-            except Exception as exc:
-                raise ObserverError(f"{type(observer).__name__}.{hook} failed:\n{traceback.format_exc()}") from exc
-
-    def handle_episode(self, policy_id: PolicyID, reward: float, length: int, objective: float, extra) -> None:
-        """Hand one finished episode to every registered episodic stats handler."""
-        episode = {"reward": reward, "len": length, "true_objective": objective, "episode_extra_stats": extra or {}}
-        msg = {EPISODIC: episode, "policy_id": policy_id}
-        for handler in self.episodic_stats_handlers:
-            try:
-                handler(self, msg, policy_id)
-            except Exception as exc:
-                name = getattr(handler, "__qualname__", repr(handler))
-                raise ObserverError(f"episodic stats handler {name} failed:\n{traceback.format_exc()}") from exc
-
-
-class ObserverError(RuntimeError):
-    """User code called back by the runner (an observer hook or a stats handler) raised."""

@@ -1,13 +1,14 @@
-"""The runner's component on the main event loop: statistics, status lines, summaries, stop conditions.
+"""The runner's component on the main event loop: the one owner of a run's state.
 
-It lives in the main process in both modes and calls user code (observers, stats handlers) through its owning
-:class:`~sample_factory.algo.runners.runner.Runner`. Everything here is driven by messages from the other
-components (see :mod:`sample_factory.algo.utils.wiring`) and by the loop's timers.
+It lives in the main process in both modes and owns which components are ready, their heartbeats, the stop request,
+the status and the counts (``stats.RunStats``). Everything here is driven by messages from the other components (see
+:mod:`sample_factory.algo.utils.wiring`) and by the loop's timers. Its collaborators get what they need and nothing
+more: user code through ``hooks.UserHooks``, and in parallel mode the process watch (``run_control.Supervision``),
+which acts on the run only through the ``run_control.RunControl`` methods below.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import threading
@@ -16,17 +17,9 @@ from collections.abc import Callable
 
 from sample_factory.algo.learning.checkpoints import best_metric_value
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
-from sample_factory.algo.runners.runner import ObserverError, Runner
-from sample_factory.algo.runners.stats import (
-    FPS_WINDOWS,
-    FpsMeter,
-    PolicyStats,
-    SummaryWriters,
-    episode_summaries,
-    progress_line,
-    status_line,
-    train_summaries,
-)
+from sample_factory.algo.runners.hooks import ObserverError, UserHooks
+from sample_factory.algo.runners.run_control import NoSupervision, Supervision
+from sample_factory.algo.runners.stats import RunStats, SummaryWriters
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats
@@ -45,20 +38,17 @@ REPLAYED_SLOTS = ("on_pbt_reward_shaping",)
 
 
 class RunnerComponent(Component):
-    """The runner's part on the main event loop: stats, summaries, stop conditions, orderly shutdown."""
+    """The runner's part on the main event loop: readiness, stats, summaries, stop conditions, orderly shutdown."""
 
-    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router, owner: Runner | None = None) -> None:
+    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router, hooks: UserHooks | None = None) -> None:
         super().__init__(RUNNER, router)
-        self.owner = owner if owner is not None else Runner(cfg)
-        self.owner.component = self
         self.cfg = cfg
         self.env_info = env_info
+        self.hooks = hooks if hooks is not None else UserHooks()
+        self.supervision: Supervision = NoSupervision()
         self.status: StatusCode = ExperimentStatus.SUCCESS
-        self.policy_stats = {p: PolicyStats(cfg.stats_avg) for p in range(cfg.num_policies)}
-        self.env_steps = {p: 0 for p in range(cfg.num_policies)}
-        self.initial_env_steps: dict[int, int | None] = {p: None for p in range(cfg.num_policies)}
-        self.fps_meter = FpsMeter()
-        self.sample_meters = {p: FpsMeter() for p in range(cfg.num_policies)}
+        self.stats = RunStats(cfg)
+        self.training_iteration_since_resume = 0
         self.component_names: list[str] = []
         self.component_kinds: dict[str, str] = {}  # name -> "rollout", "inference", "batcher" or "learner"
         self.rollout_workers: list[str] = []  # in worker order
@@ -75,9 +65,6 @@ class RunnerComponent(Component):
         self.wandb: WandbLogger | None = None  # lifecycle: --with_wandb mirror of the summaries
         self.loop: EventLoop | None = None
         self._interrupted = False
-        self.last_summary_step = {p: -1 for p in range(cfg.num_policies)}
-        self.restarts_total = 0  # worker processes restarted (parallel mode)
-        self.envs_recreated = 0  # envs closed and made again after they raised (--env_error_behavior=recreate)
         self.replayed: dict[tuple, tuple] = {}  # (component, slot, first arg) -> args, see REPLAYED_SLOTS
         self.episodes_after_stop = 0  # episodes reported by stopping workers, after the final status line
 
@@ -116,23 +103,13 @@ class RunnerComponent(Component):
         self.ready.add(name)
         self.last_heartbeat[name] = time.monotonic()
         if self.sampling_started_at is not None:
-            self.component_back(name)
+            self.supervision.component_ready_again(name)
             return
         if self.ready >= set(self.component_names):
             log.info("All %d components ready, collecting experience", len(self.component_names))
             self.sampling_started_at = time.monotonic()
             for name in self.rollout_workers:
                 self.send(name, "on_begin_sampling")
-
-    def component_back(self, name: str) -> None:
-        """A component is ready while training runs: it replaces a dead one (parallel mode)."""
-
-    def resume_rollout_worker(self, name: str) -> None:
-        """A restarted rollout worker is ready: what it missed, then the start of sampling."""
-        for (component, slot, _), args in self.replayed.items():
-            if component == name:
-                self.send(component, slot, *args)
-        self.send(name, "on_begin_sampling")
 
     def send(self, component: str, slot: str, *args) -> None:
         if slot in REPLAYED_SLOTS:
@@ -142,9 +119,9 @@ class RunnerComponent(Component):
     def on_envs_recreated(self, name: str, count: int, error: str) -> None:
         """A rollout worker recreated ``count`` envs after they raised ``error`` (one line, the traceback is in the
         worker's own log line)."""
-        self.envs_recreated += count
+        self.stats.envs_recreated += count
         log.warning("%s recreated %d env(s) after: %s (envs recreated in this run: %d)", name, count, error,
-                    self.envs_recreated)  # fmt: skip
+                    self.stats.envs_recreated)  # fmt: skip
 
     def on_envs_starting(self, name: str) -> None:
         self.envs_starting_at[name] = time.monotonic()
@@ -153,43 +130,39 @@ class RunnerComponent(Component):
         self.last_heartbeat[name] = time.monotonic()
 
     def on_env_steps(self, policy_id: int, env_steps: int) -> None:
-        self._update_env_steps(policy_id, env_steps)
+        lost = self.supervision.learner_resumed(policy_id, env_steps)
+        if lost:
+            self.stats.forget_lost_steps(policy_id, lost)
+        self.stats.record_env_steps(policy_id, env_steps)
 
     def on_episodes_finished(self, episodes: list) -> None:
-        handle = self.owner.handle_episode if self.owner.episodic_stats_handlers else None
+        handlers = self.hooks.episode_finished if self.hooks.stats_handlers else None
         if self.stop_requested_at is not None:
             self.episodes_after_stop += len(episodes)
         for policy_id, reward, length, objective, extra in episodes:
-            self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
-            if handle is not None and not self.call_user_code(handle, policy_id, reward, length, objective, extra):
+            self.stats.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+            if handlers is not None and not self.call_user_code(handlers, policy_id, reward, length, objective, extra):
                 return
 
     def on_train_stats(self, policy_id: int, stats: dict | None, env_steps: int, trained: bool = False) -> None:
         """A learner's report; ``trained`` is True when it follows a training step (not a sampler-only count)."""
-        self._update_env_steps(policy_id, env_steps)
+        self.stats.record_env_steps(policy_id, env_steps)
         if stats:
-            self.policy_stats[policy_id].train = stats
+            self.stats.policy_stats[policy_id].train = stats
         if trained:
-            self.owner.training_iteration_since_resume += 1
-            self.call_user_code(
-                self.owner.notify_observers, "on_training_step", self.owner.training_iteration_since_resume
-            )
+            self.training_iteration_since_resume += 1
+            self.call_user_code(self.hooks.notify, "on_training_step", self.training_iteration_since_resume)
         if self.stop_requested_at is None and self._target_reached():
             self._stop_at_target()
 
-    def call_user_code(self, func: Callable, *args) -> bool:
-        """Run an observer hook or stats handler; if it raises, stop the run with FAILURE (keeping a checkpoint)."""
-        if self.owner.observers or self.owner.episodic_stats_handlers:
-            try:
-                func(*args)
-            except ObserverError as exc:
-                log.error("%s. Stopping the run.", exc)
-                self.status = ExperimentStatus.FAILURE
-                self.request_stop(save=True)
-                return False
-        return True
+    def on_restart_ack(self, token: int, name: str, payload: dict | None) -> None:
+        self.supervision.on_restart_ack(token, name, payload)
+
+    def on_process_traceback(self, loop_name: str, tb: str) -> None:
+        self.supervision.record_traceback(loop_name, tb)
 
     def on_component_error(self, name: str, tb: str) -> None:
+        self.supervision.record_traceback(name, tb)
         log.error("Component %s failed, stopping the run:\n%s", name, tb)
         self.status = ExperimentStatus.FAILURE
         self.request_stop()  # the learners keep their last consistent state (a learner that failed itself does not)
@@ -199,76 +172,88 @@ class RunnerComponent(Component):
         if set(self.stopped_trees) >= set(self.component_names):
             self._finish()
 
+    def call_user_code(self, func: Callable, *args) -> bool:
+        """Run an observer hook or stats handler; if it raises, stop the run with FAILURE (keeping a checkpoint)."""
+        if self.hooks.any:
+            try:
+                func(*args)
+            except ObserverError as exc:
+                log.error("%s. Stopping the run.", exc)
+                self.status = ExperimentStatus.FAILURE
+                self.request_stop(save=True)
+                return False
+        return True
+
+    # ---------------------------------------------------------------- what collaborators may see and do (RunControl)
+    @property
+    def stopping(self) -> bool:
+        return self.stop_requested_at is not None
+
+    @property
+    def sampling_started(self) -> bool:
+        return self.sampling_started_at is not None
+
+    def is_ready(self, component: str) -> bool:
+        return component in self.ready
+
+    def is_stopped(self, component: str) -> bool:
+        return component in self.stopped_trees
+
+    def seconds_silent(self, components: list[str]) -> float | None:
+        beats = [self.last_heartbeat[c] for c in components if c in self.last_heartbeat]
+        return time.monotonic() - min(beats) if beats else None
+
+    def env_steps_of(self, policy_id: int) -> int:
+        return self.stats.env_steps[policy_id]
+
+    def forget_components(self, names: list[str]) -> None:
+        for name in names:
+            self.ready.discard(name)
+            self.last_heartbeat.pop(name, None)
+            self.last_heartbeat_warning.pop(name, None)
+
+    def resume_rollout_worker(self, name: str) -> None:
+        for (component, slot, _), args in self.replayed.items():
+            if component == name:
+                self.send(component, slot, *args)
+        self.send(name, "on_begin_sampling")
+
+    def fail(self, message: str) -> None:
+        log.error("%s", message)
+        self.status = ExperimentStatus.FAILURE
+        self.request_stop()
+
+    def count_as_stopped(self, component: str) -> None:
+        if component not in self.stopped_trees:
+            self.on_component_stopped(component, "")
+
     # ---------------------------------------------------------------- periodic work
-    def _update_env_steps(self, policy_id: int, env_steps: int) -> None:
-        if self.initial_env_steps[policy_id] is None:
-            self.initial_env_steps[policy_id] = env_steps
-        self.env_steps[policy_id] = env_steps
-        now = time.monotonic()
-        self.fps_meter.record(self.collected_total(), now)
-        self.sample_meters[policy_id].record(self.collected(policy_id), now)
-
-    def collected(self, policy_id: int) -> int:
-        return self.env_steps[policy_id] - (self.initial_env_steps[policy_id] or 0)
-
-    def collected_total(self) -> int:
-        return sum(self.collected(p) for p in self.env_steps)
-
     def _report(self, final: bool = False) -> None:
         if self.sampling_started_at is None or (self.stop_requested_at is not None and not final):
             return
-        fps = {w: _nan_to_zero(self.fps_meter.fps(w)) for w in FPS_WINDOWS}
-        throughput = {p: _nan_to_zero(m.fps(FPS_WINDOWS[0])) for p, m in self.sample_meters.items()}
-        lags = {}
-        for p, stats in self.policy_stats.items():
-            t = stats.train
-            if t:
-                lags[p] = (
-                    t.get("version_diff_min", 0.0),
-                    t.get("version_diff_avg", 0.0),
-                    t.get("version_diff_max", 0.0),
-                )
-        total = sum(self.env_steps.values())
-        log.info(status_line(fps, total, throughput, self.collected_total(), lags))
-        progress = progress_line(self.cfg, min(self.env_steps.values()), fps[FPS_WINDOWS[0]])
-        if progress:
-            log.info(progress)
-        self._report_rewards()
-
-    def _report_rewards(self) -> None:
-        rewards = [(p, f"{s.avg_reward():.3f}") for p, s in self.policy_stats.items() if s.reward]
-        if rewards:
-            log.info(f"Avg episode reward: {rewards}")
+        for line in self.stats.report_lines():
+            log.info(line)
 
     def _write_summaries(self) -> None:
         if self.writers is None:
             return
         with self.timing.add_time("summaries"):
-            self._write_summaries_now()
+            for p in range(self.cfg.num_policies):
+                self._write_policy_summaries(p)
 
-    def _write_summaries_now(self) -> None:
-        fps = _nan_to_zero(self.fps_meter.fps(FPS_WINDOWS[0]))
-        for p, stats in self.policy_stats.items():
-            step = self.env_steps[p]
-            if not self.cfg.summaries_use_frameskip:
-                step //= max(1, self.env_info.frameskip)
-            if step == self.last_summary_step[p]:
-                continue
-            self.last_summary_step[p] = step
-            values = episode_summaries(stats)
-            values.update(train_summaries(stats.train))
-            values["perf/_fps"] = fps
-            values["perf/_sample_throughput"] = _nan_to_zero(self.sample_meters[p].fps(FPS_WINDOWS[0]))
-            values.update({f"stats/{k}": v for k, v in memory_stats("runner", "cpu").items()})
-            values["reliability/restarts"] = self.restarts_total
-            values["reliability/envs_recreated"] = self.envs_recreated
-            self.writers.scalars(p, values, step)
-            if self.wandb is not None:  # lifecycle
-                self.wandb.log(p, values, step)
-            self.call_user_code(self.owner.notify_observers, "extra_summaries", p, step, self.writers.writers[p])
+    def _write_policy_summaries(self, policy_id: int) -> None:
+        summary = self.stats.summary_values(policy_id, self.env_info.frameskip, self.supervision.restarts_total)
+        if summary is None:
+            return
+        step, values = summary
+        values.update({f"stats/{k}": v for k, v in memory_stats("runner", "cpu").items()})
+        self.writers.scalars(policy_id, values, step)
+        if self.wandb is not None:  # lifecycle
+            self.wandb.log(policy_id, values, step)
+        self.call_user_code(self.hooks.notify, "extra_summaries", policy_id, step, self.writers.writers[policy_id])
 
     def _check_stop_conditions(self) -> None:
-        self.check_processes()
+        self.supervision.check()
         if self.stop_requested_at is not None:
             if time.monotonic() - self.stop_requested_at > STOP_TIMEOUT:
                 missing = sorted(set(self.component_names) - set(self.stopped_trees))
@@ -310,7 +295,7 @@ class RunnerComponent(Component):
         return self.cfg.train_for_env_steps
 
     def _target_reached(self) -> bool:
-        return all(steps >= self.target_env_steps() for steps in self.env_steps.values())
+        return all(steps >= self.target_env_steps() for steps in self.stats.env_steps.values())
 
     def _stop_at_target(self) -> None:
         log.info(
@@ -334,19 +319,16 @@ class RunnerComponent(Component):
         """Lifecycle: each learner gets its policy's average ``--save_best_metric`` and saves a new best itself."""
         if self.stop_requested_at is not None:
             return
-        for p, stats in self.policy_stats.items():
+        for p, stats in self.stats.policy_stats.items():
             value = best_metric_value(stats, self.cfg.save_best_metric)
             if value is not None and learner_name(p) in self.component_names:
                 self.send(learner_name(p), "on_best_metric", value)
-
-    def check_processes(self) -> None:
-        """Parallel runner: detect dead processes and count their components as stopped. Serial: nothing."""
 
     def _mark_done(self) -> None:
         """The marker holds the env steps of the policy with the fewest: --train_for_env_steps is per policy, so
         that is the number a resumed run compares with its target (a sum would end multi-policy runs early)."""
         with open(os.path.join(experiment_dir(self.cfg), "done"), "w") as marker:
-            marker.write(f"{min(self.env_steps.values())}\n")
+            marker.write(f"{min(self.stats.env_steps.values())}\n")
 
     # ---------------------------------------------------------------- shutdown
     def request_stop(self, save: bool = True) -> None:
@@ -357,7 +339,7 @@ class RunnerComponent(Component):
         self.finished_at = time.monotonic()
         unreachable = []
         for name in self.component_names:
-            if self.unreachable(name):
+            if self.supervision.unreachable(name):
                 continue
             args = (save,) if self.component_kinds.get(name) == "learner" else ()
             try:
@@ -367,17 +349,15 @@ class RunnerComponent(Component):
                 self.status = ExperimentStatus.FAILURE
                 unreachable.append(name)
         for name in unreachable:
-            if name not in self.stopped_trees:
-                self.on_component_stopped(name, "")
-
-    def unreachable(self, name: str) -> bool:
-        """Parallel mode: the component's process died and was not replaced (nothing to tell it)."""
-        return False
+            self.count_as_stopped(name)
+        self.supervision.stopping()
 
     def _finish(self) -> None:
         if self.episodes_after_stop:  # workers report their last episodes as they stop: a short run may have no other
-            self._report_rewards()
-        self.call_user_code(self.owner.notify_observers, "on_stop")
+            reward_line = self.stats.reward_line()
+            if reward_line:
+                log.info(reward_line)
+        self.call_user_code(self.hooks.notify, "on_stop")
         if self.writers is not None:
             self._write_summaries()
             self.writers.close()
@@ -394,11 +374,12 @@ class RunnerComponent(Component):
             tree = self.stopped_trees.get(name)
             if tree is not None:
                 log.info("%s profile tree view:\n%s", _display_name(name, self.component_kinds.get(name)), tree)
-        collected = {p: self.collected(p) for p in self.env_steps}
+        collected = {p: self.stats.collected(p) for p in self.stats.env_steps}
         start = self.sampling_started_at or self.train_started
         elapsed = max(1e-9, (self.finished_at or time.monotonic()) - start)
-        if self.restarts_total or self.envs_recreated:
-            log.info("Worker processes restarted: %d, envs recreated: %d", self.restarts_total, self.envs_recreated)
+        restarts, recreated = self.supervision.restarts_total, self.stats.envs_recreated
+        if restarts or recreated:
+            log.info("Worker processes restarted: %d, envs recreated: %d", restarts, recreated)
         log.info("Collected %s, FPS: %.1f", collected, sum(collected.values()) / elapsed)
 
     def _report_order(self) -> list[str]:
@@ -412,10 +393,6 @@ class RunnerComponent(Component):
         self.loop.run()
         self.print_final_report()
         return self.status
-
-
-def _nan_to_zero(x: float) -> float:
-    return 0.0 if x is None or math.isnan(x) else x
 
 
 _KIND_LABELS = {"rollout": "RolloutWorker", "inference": "InferenceWorker", "batcher": "Batcher", "learner": "Learner"}

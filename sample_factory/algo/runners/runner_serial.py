@@ -27,7 +27,6 @@ LOOP = "main"
 class SerialRunner(Runner):
     def __init__(self, cfg: Config, unique_name: str = "runner", **runner_inputs) -> None:
         super().__init__(cfg, unique_name, **runner_inputs)
-        self.runner: RunnerComponent | None = None
         self.watchdog: SerialStallWatchdog | None = None
 
     def init(self) -> StatusCode:
@@ -40,8 +39,8 @@ class SerialRunner(Runner):
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
-        self.runner = RunnerComponent(self.cfg, env_info, router, owner=self)
-        self.runner.attach(loop, specs)
+        self.component = RunnerComponent(self.cfg, env_info, router, self.hooks)
+        self.component.attach(loop, specs)
         for spec in specs:
             for component in spec.build(router, shared):
                 loop.add_component(component)
@@ -50,21 +49,21 @@ class SerialRunner(Runner):
         num_threads = max(1, self.cfg.learner_main_loop_num_cores)
         loop.call_later(0.0, lambda: torch.set_num_threads(num_threads))
         if self.cfg.heartbeat_timeout > 0:  # a hung env step would otherwise hang the whole run silently
-            startup = float(getattr(self.cfg, "reset_timeout_seconds", 0))
+            startup = float(self.cfg.reset_timeout_seconds)
             self.watchdog = SerialStallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
             loop.add_after_hook(self.watchdog.beat)
-        self.notify_observers("on_connect_components")
-        self.runner.install_signal_handlers()
+        self.hooks.notify("on_connect_components")
+        self.component.install_signal_handlers()
         return ExperimentStatus.SUCCESS
 
     def run(self) -> StatusCode:
         if self.nothing_to_do:
             return ExperimentStatus.SUCCESS
-        self.runner.call_user_code(self.notify_observers, "on_start")
+        self.component.call_user_code(self.hooks.notify, "on_start")
         if self.watchdog is not None:
             self.watchdog.start()
         try:
-            return self.runner.run_loop()
+            return self.component.run_loop()
         finally:
             if self.watchdog is not None:
                 self.watchdog.stop()

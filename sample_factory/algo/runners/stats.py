@@ -130,3 +130,85 @@ def progress_line(cfg: Config, env_steps: int, fps: float) -> str:
     eta = (target - env_steps) / fps if fps and fps > 0 and not math.isnan(fps) else math.nan
     eta_str = "?" if math.isnan(eta) else time.strftime("%H:%M:%S", time.gmtime(max(0.0, eta)))
     return f"Progress: {env_steps}/{target} env steps ({100 * frac:.1f}%), ETA {eta_str}"
+
+
+class RunStats:
+    """The run's counts: env steps per policy (resumed runs included), FPS windows, episode and training stats.
+
+    ``env_steps`` are what the learners report (totals, as saved in their checkpoints); ``collected`` counts only the
+    steps collected since this run started, which is what FPS and the final ``Collected`` line measure.
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        policies = range(cfg.num_policies)
+        self.policy_stats = {p: PolicyStats(cfg.stats_avg) for p in policies}
+        self.env_steps = {p: 0 for p in policies}
+        self.initial_env_steps: dict[int, int | None] = {p: None for p in policies}
+        self.fps_meter = FpsMeter()
+        self.sample_meters = {p: FpsMeter() for p in policies}
+        self.last_summary_step = {p: -1 for p in policies}
+        self.envs_recreated = 0  # envs closed and made again after they raised (--env_error_behavior=recreate)
+
+    def record_env_steps(self, policy_id: PolicyID, env_steps: int) -> None:
+        if self.initial_env_steps[policy_id] is None:
+            self.initial_env_steps[policy_id] = env_steps
+        self.env_steps[policy_id] = env_steps
+        now = time.monotonic()
+        self.fps_meter.record(self.collected_total(), now)
+        self.sample_meters[policy_id].record(self.collected(policy_id), now)
+
+    def forget_lost_steps(self, policy_id: PolicyID, lost: int) -> None:
+        """A learner resumed ``lost`` steps before where it died: the count of steps collected in this run stays."""
+        if self.initial_env_steps[policy_id] is not None:
+            self.initial_env_steps[policy_id] -= lost
+
+    def collected(self, policy_id: PolicyID) -> int:
+        return self.env_steps[policy_id] - (self.initial_env_steps[policy_id] or 0)
+
+    def collected_total(self) -> int:
+        return sum(self.collected(p) for p in self.env_steps)
+
+    def report_lines(self) -> list[str]:
+        """The periodic status line, the progress line (when there is a target) and the reward line."""
+        fps = {w: nan_to_zero(self.fps_meter.fps(w)) for w in FPS_WINDOWS}
+        throughput = {p: nan_to_zero(m.fps(FPS_WINDOWS[0])) for p, m in self.sample_meters.items()}
+        lags = {}
+        for p, stats in self.policy_stats.items():
+            if stats.train:
+                t = stats.train
+                lags[p] = (
+                    t.get("version_diff_min", 0.0),
+                    t.get("version_diff_avg", 0.0),
+                    t.get("version_diff_max", 0.0),
+                )
+        total = sum(self.env_steps.values())
+        lines = [status_line(fps, total, throughput, self.collected_total(), lags)]
+        lines.append(progress_line(self.cfg, min(self.env_steps.values()), fps[FPS_WINDOWS[0]]))
+        lines.append(self.reward_line())
+        return [line for line in lines if line]
+
+    def reward_line(self) -> str:
+        rewards = [(p, f"{s.avg_reward():.3f}") for p, s in self.policy_stats.items() if s.reward]
+        return f"Avg episode reward: {rewards}" if rewards else ""
+
+    def summary_values(self, policy_id: PolicyID, frameskip: int, restarts: int) -> tuple[int, dict] | None:
+        """``(step, {tag: value})`` of the policy's next summary, or None when its step has not moved since."""
+        step = self.env_steps[policy_id]
+        if not self.cfg.summaries_use_frameskip:
+            step //= max(1, frameskip)
+        if step == self.last_summary_step[policy_id]:
+            return None
+        self.last_summary_step[policy_id] = step
+        stats = self.policy_stats[policy_id]
+        values = episode_summaries(stats)
+        values.update(train_summaries(stats.train))
+        values["perf/_fps"] = nan_to_zero(self.fps_meter.fps(FPS_WINDOWS[0]))
+        values["perf/_sample_throughput"] = nan_to_zero(self.sample_meters[policy_id].fps(FPS_WINDOWS[0]))
+        values["reliability/restarts"] = restarts
+        values["reliability/envs_recreated"] = self.envs_recreated
+        return step, values
+
+
+def nan_to_zero(x: float | None) -> float:
+    return 0.0 if x is None or math.isnan(x) else x

@@ -168,7 +168,7 @@ class SyncSamplingAPI:
             return
         atexit.register(self.stop)  # a script that forgets stop() still leaves no process behind
         if self._serial:
-            self.runner.runner.loop.start_components()
+            self.runner.component.loop.start_components()
             return
         self._thread = threading.Thread(target=self._run_parallel, name="sf_sampling_api_runner", daemon=True)
         self._thread.start()
@@ -208,7 +208,7 @@ class SyncSamplingAPI:
                 pass
             if self._finished.is_set():
                 return None
-            loop = self.runner.runner.loop
+            loop = self.runner.component.loop
             if not loop.running:
                 self._finish_serial()
                 continue
@@ -217,11 +217,11 @@ class SyncSamplingAPI:
     def _finish_serial(self) -> None:
         if self._finished.is_set():
             return
-        runner = self.runner.runner
+        component = self.runner.component
         try:
-            runner.loop.stop_components()  # closes the envs
-            runner.print_final_report()
-            self.status = runner.status
+            component.loop.stop_components()  # closes the envs
+            component.print_final_report()
+            self.status = component.status
         finally:
             self._finished.set()
 
@@ -244,10 +244,10 @@ class SyncSamplingAPI:
     def _stop_serial(self) -> None:
         if self._finished.is_set():
             return
-        runner = self.runner.runner
-        runner.request_stop()
-        while runner.loop.running:  # the runner gives up on components after its own stop timeout
-            runner.loop.run_once()
+        component = self.runner.component
+        component.request_stop()
+        while component.loop.running:  # the runner gives up on components after its own stop timeout
+            component.loop.run_once()
         self._finish_serial()
 
     def _stop_parallel(self) -> None:

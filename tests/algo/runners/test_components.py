@@ -6,9 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from sample_factory.algo.runners.child_process import process_title
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, loop_specs, rollout_worker_names
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.runners.runner_parallel import process_title
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.wiring import RUNNER, learner_name

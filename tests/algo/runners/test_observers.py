@@ -9,7 +9,8 @@ import pytest
 from sf_run import run_script
 from tb_events import read_scalars
 
-from sample_factory.algo.runners.runner import AlgoObserver, ObserverError, Runner
+from sample_factory.algo.runners.hooks import ObserverError
+from sample_factory.algo.runners.runner import AlgoObserver, Runner
 from sample_factory.utils.attr_dict import AttrDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,7 +37,7 @@ def test_notify_calls_every_observer_with_the_runner():
     runner, first, second = Runner(AttrDict()), _Recorder(), _Recorder()
     runner.register_observer(first)
     runner.register_observer(second)
-    runner.notify_observers("on_training_step", 7)
+    runner.hooks.notify("on_training_step", 7)
     assert first.calls == [(runner, 7)] and second.calls == [(runner, 7)]
 
 
@@ -48,14 +49,14 @@ def test_a_failing_hook_is_named_in_the_error():
     runner = Runner(AttrDict())
     runner.register_observer(Broken())
     with pytest.raises(ObserverError, match=r"Broken\.on_start failed(.|\n)*ValueError: nope"):
-        runner.notify_observers("on_start")
+        runner.hooks.notify("on_start")
 
 
 def test_episode_message_has_the_sample_factory_2_layout():
     runner, seen = Runner(AttrDict()), []
     runner.register_episodic_stats_handler(lambda r, msg, policy_id: seen.append((r, msg, policy_id)))
-    runner.handle_episode(1, 12.5, 40, 3.0, {"kills": 2})
-    runner.handle_episode(0, 1.0, 5, 1.0, None)
+    runner.hooks.episode_finished(1, 12.5, 40, 3.0, {"kills": 2})
+    runner.hooks.episode_finished(0, 1.0, 5, 1.0, None)
     assert seen[0] == (
         runner,
         {

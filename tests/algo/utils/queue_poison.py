@@ -80,12 +80,12 @@ def main() -> int:
     if live_holder:  # nothing can repair this: the runner's stall watchdog must end the run
         ctx = multiprocessing.get_context("spawn")
         holding = ctx.Event()
-        ctx.Process(target=hold_until_killed, args=([runner.inboxes["runner"]], holding), daemon=True).start()
+        ctx.Process(target=hold_until_killed, args=([runner.processes.inboxes["runner"]], holding), daemon=True).start()
         assert holding.wait(60)
         print("the runner's inbox is locked by a live process", flush=True)
         return runner.run()
     if die_on_usr1:
-        inbox = runner.inboxes["runner"]
+        inbox = runner.processes.inboxes["runner"]
 
         def die_holding_inbox(*_) -> None:
             _take_locks([inbox])
@@ -93,10 +93,10 @@ def main() -> int:
 
         signal.signal(signal.SIGUSR1, die_holding_inbox)
         return runner.run()
-    pid = poison([runner.inboxes["runner"], runner.inboxes["rollout_w0"]], half_written=True)
+    pid = poison([runner.processes.inboxes["runner"], runner.processes.inboxes["rollout_w0"]], half_written=True)
     print(f"poisoned the inboxes of runner and rollout_w0: locked by dead process {pid}", flush=True)
     status = runner.run()
-    print(f"queue repairs: {runner.queue_doctor.repairs}", flush=True)
+    print(f"queue repairs: {runner.processes.queue_doctor.repairs}", flush=True)
     return status
 
 
