@@ -428,3 +428,17 @@ class BatchedEnvRunner:
 
     def close(self) -> None:
         self.env.close()
+
+
+class SplitStats:
+    """View of the worker's episode stats for one split's actors (actor indices shifted)."""
+
+    def __init__(self, stats: EpisodeStats, offset: int, num_actors: int) -> None:
+        self._stats = stats
+        self._offset = offset
+        # views into the worker's arrays: in-place updates write through
+        self.reward = stats.reward[offset : offset + num_actors]
+        self.length = stats.length[offset : offset + num_actors]
+
+    def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
+        self._stats.episode_done(actor + self._offset, policy_id, info)

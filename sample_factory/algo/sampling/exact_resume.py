@@ -14,23 +14,33 @@ a saved state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+from typing import Protocol
 
 import torch
 
-from sample_factory.algo.sampling.env_runner import NonBatchedEnvRunner
+from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, EpisodeStats, NonBatchedEnvRunner
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.envs.env_state import capture_env_state, restore_env_state
 from sample_factory.utils.logging_setup import log
 
-if TYPE_CHECKING:
-    from sample_factory.algo.sampling.rollout_worker import RolloutWorker
+
+class ResumableWorker(Protocol):
+    """The parts of a rollout worker (``rollout_worker.RolloutWorker``) that make up its sampling state."""
+
+    name: str
+    worker_idx: int
+    runners: list[NonBatchedEnvRunner | BatchedEnvRunner]  # one per split
+    waiting_for_slots: list[int]  # splits at rest: rollout finished, waiting for fresh slots
+    carry: list[dict]  # per split: the last observation and RNN state of its finished rollout
+    rng: random.Random
+    stats: EpisodeStats
 
 
 class WorkerResume:
     """One rollout worker's part in exact resume: gives its state to the exchange and takes a saved one back."""
 
-    def __init__(self, worker: RolloutWorker, exchange: SamplerStateExchange) -> None:
+    def __init__(self, worker: ResumableWorker, exchange: SamplerStateExchange) -> None:
         self.worker = worker
         self.exchange = exchange
         self._unsupported_logged = False
@@ -113,7 +123,7 @@ def split_envs(runner) -> list:
     return list(runner.envs) if isinstance(runner, NonBatchedEnvRunner) else runner.env.envs
 
 
-def check_state_layout(worker: RolloutWorker, state: dict) -> None:
+def check_state_layout(worker: ResumableWorker, state: dict) -> None:
     """ValueError unless the saved state has this worker's splits, envs, actors and observation keys."""
     if len(state["splits"]) != len(worker.runners):
         raise ValueError(f"{len(state['splits'])} splits saved, {len(worker.runners)} now")

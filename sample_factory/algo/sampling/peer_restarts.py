@@ -1,46 +1,43 @@
-"""A rollout worker's part when the runner restarts one of its peers (see ``runners.respawn``).
+"""A rollout worker's view of its peers while the runner restarts one of them (see ``runners.respawn``).
 
 - an inference worker died: requests to it are held back (the ones it had not answered are lost with its inbox)
   and all of them are sent again once it is back;
 - a policy's learner died: the slots its batcher held come back at once, and the trajectories of that policy's
   agents are dropped (their slots reused) until it is back.
 
-Every ``*_lost`` message is answered with ``on_restart_ack``: the runner starts the replacement only once every
-peer has stopped sending to the dead one.
+:class:`PeerOutages` owns which policies are cut off; the rollout worker's message slots (``on_*_lost``,
+``on_*_restarted``) update it and act on their own state. Every ``*_lost`` message is answered with
+``on_restart_ack``: the runner starts the replacement only once every peer has stopped sending to the dead one.
 """
 
 from __future__ import annotations
 
-from sample_factory.algo.utils.wiring import RUNNER
 
+class PeerOutages:
+    """Policies whose inference worker or learner is down, for one rollout worker.
 
-class PeerRestarts:
-    """Mixed into :class:`~sample_factory.algo.sampling.rollout_worker.RolloutWorker` (uses its fields)."""
+    ``inference_targets[policy]`` is the inference worker this rollout worker asks for that policy's actions.
+    """
 
-    def on_inference_worker_lost(self, name: str, token: int) -> None:
-        """``name`` died: hold back requests to it until it is back (its inbox is emptied before it restarts)."""
-        self.inference_down.update(p for p, target in enumerate(self._inference_targets) if target == name)
-        self.send(RUNNER, "on_restart_ack", token, self.name, None)
+    def __init__(self, inference_targets: list[str]) -> None:
+        self.inference_targets = inference_targets
+        self.inference_down: set[int] = set()  # requests for these policies wait
+        self.learners_down: set[int] = set()  # trajectories of these policies are dropped
 
-    def on_inference_worker_restarted(self, name: str) -> None:
-        """Send ``name`` again every request it owes an answer to: they were lost with it or held back."""
-        policies = [p for p, target in enumerate(self._inference_targets) if target == name]
+    def served_by(self, inference_worker: str) -> list[int]:
+        return [p for p, target in enumerate(self.inference_targets) if target == inference_worker]
+
+    def inference_lost(self, inference_worker: str) -> None:
+        self.inference_down.update(self.served_by(inference_worker))
+
+    def inference_back(self, inference_worker: str) -> list[int]:
+        """The policies ``inference_worker`` serves again: their held-back requests are to be sent."""
+        policies = self.served_by(inference_worker)
         self.inference_down.difference_update(policies)
-        if self.stopped or not self.runners:
-            return
-        for split, awaiting in enumerate(self._awaiting):
-            for policy in policies:
-                if awaiting & (1 << policy):
-                    self._send_request(split, policy)
+        return policies
 
-    def on_learner_lost(self, policy_id: int, token: int) -> None:
-        """The learner (and batcher) of ``policy_id`` died: its slots come back here now, and until it is back the
-        trajectories of its agents are dropped instead of sent."""
+    def learner_lost(self, policy_id: int) -> None:
         self.learners_down.add(policy_id)
-        reclaimed = [slot for slot, p in self.handed_out.items() if p == policy_id]
-        self.send(RUNNER, "on_restart_ack", token, self.name, None)
-        if reclaimed:
-            self.on_slots_freed(reclaimed)
 
-    def on_learner_restarted(self, policy_id: int) -> None:
+    def learner_back(self, policy_id: int) -> None:
         self.learners_down.discard(policy_id)

@@ -32,11 +32,13 @@ from sample_factory.algo.sampling.env_runner import (
     EnvRecovery,
     EpisodeStats,
     NonBatchedEnvRunner,
+    SplitStats,
     env_seed,
     split_env_config,
 )
 from sample_factory.algo.sampling.exact_resume import WorkerResume
-from sample_factory.algo.sampling.peer_restarts import PeerRestarts
+from sample_factory.algo.sampling.peer_restarts import PeerOutages
+from sample_factory.algo.sampling.reward_shaping import apply_reward_shaping
 from sample_factory.algo.utils.contract_errors import ContractError
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
@@ -48,7 +50,6 @@ from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_contract import RolloutFiniteCheck
-from sample_factory.envs.env_utils import RewardShapingInterface, find_wrapper_interface
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -56,7 +57,7 @@ from sample_factory.utils.typing import Config
 STATS_REPORT_PERIOD = 1.0
 
 
-class RolloutWorker(PeerRestarts, Component):
+class RolloutWorker(Component):
     def __init__(
         self,
         cfg: Config,
@@ -84,10 +85,8 @@ class RolloutWorker(PeerRestarts, Component):
         self.pending_reset: dict[int, list] = {}  # a restarted worker's splits short of slots: split -> env seeds
         self.sampling_begun = False
         # peers being restarted (see docs/reliability.md): slots handed to a batcher (slot -> policy) and not yet
-        # back, reclaimed if that policy's learner dies; policies whose learner or inference worker is down
+        # back, reclaimed if that policy's learner dies
         self.handed_out: dict[int, int] = {slot: p for p, slots in withheld.items() for slot in slots}
-        self.learners_down: set[int] = set()
-        self.inference_down: set[int] = set()
         self.rollout = cfg.rollout
         self.runners: list[NonBatchedEnvRunner | BatchedEnvRunner] = []
         self.waiting_for_slots: list[int] = []  # splits that finished a rollout and wait for fresh slots, in order
@@ -98,6 +97,7 @@ class RolloutWorker(PeerRestarts, Component):
         self._inference_targets = [
             inference_worker_name(p, worker_idx % cfg.policy_workers_per_policy) for p in range(cfg.num_policies)
         ]
+        self.peers = PeerOutages(self._inference_targets)  # policies whose learner or inference worker is down
         self._last_report = time.monotonic()
         # PBT: each policy's reward-shaping scheme (None: the env's own), applied to the agents that policy controls
         self.reward_shaping: list[dict | None] = [None] * cfg.num_policies
@@ -131,7 +131,7 @@ class RolloutWorker(PeerRestarts, Component):
         for split in range(cfg.worker_num_splits):
             runner = self._make_split_runner(split, per_split, traj_np)
             actor_offset = split * per_split * num_agents
-            runner.stats = _OffsetStats(self.stats, actor_offset, runner.state.num_actors)
+            runner.stats = SplitStats(self.stats, actor_offset, runner.state.num_actors)
             self.runners.append(runner)
             self.carry.append(self._allocate_carry(runner.state.num_actors))
             self._assign_policies(runner.state, range(runner.state.num_actors))
@@ -296,13 +296,13 @@ class RolloutWorker(PeerRestarts, Component):
         st = self.runners[split].state
         if self.num_policies == 1:
             self._awaiting[split] = 1
-            if not self.inference_down:  # else sent once the inference worker is back
+            if not self.peers.inference_down:  # else sent once the inference worker is back
                 self._request(self._inference_targets[0], split, st.t, st.slots.tolist())
             return
         awaiting = 0
         for policy in np.unique(st.policy).tolist():
             awaiting |= 1 << policy
-            if policy not in self.inference_down:
+            if policy not in self.peers.inference_down:
                 self._send_request(split, policy)
         self._awaiting[split] = awaiting
 
@@ -335,7 +335,7 @@ class RolloutWorker(PeerRestarts, Component):
             mask = st.policy == policy
             if mask.any():
                 slots = old_slots[mask].tolist()
-                if policy in self.learners_down:  # its learner is being restarted: the experience is dropped
+                if policy in self.peers.learners_down:  # its learner is being restarted: the experience is dropped
                     self.free_slots.extend(slots)
                     continue
                 self.handed_out.update(dict.fromkeys(slots, policy))
@@ -407,7 +407,7 @@ class RolloutWorker(PeerRestarts, Component):
         for runner in self.runners:
             actors = np.flatnonzero(runner.state.policy == policy_id)
             if len(actors):
-                self._apply_reward_shaping(runner, actors)
+                apply_reward_shaping(runner, actors, self.reward_shaping, self.env_info.num_agents)
 
     def _switch_policies(self, runner) -> None:
         """Rollout boundary: the policies drawn for the next rollout take over (with their reward shaping)."""
@@ -415,29 +415,35 @@ class RolloutWorker(PeerRestarts, Component):
         changed = np.flatnonzero(st.policy != st.next_policy) if self.shaping_active else ()
         st.policy[:] = st.next_policy
         if len(changed):
-            self._apply_reward_shaping(runner, changed)
+            apply_reward_shaping(runner, changed, self.reward_shaping, self.env_info.num_agents)
 
-    def _apply_reward_shaping(self, runner, actors) -> None:
-        """Give each actor's env agent the scheme of the policy that now controls it (envs without one: nothing)."""
-        num_agents = self.env_info.num_agents
-        for actor in actors:
-            scheme = self.reward_shaping[runner.state.policy[actor]]
-            if scheme is None:
-                continue
-            batched = self._batched(runner)
-            vectorized = find_wrapper_interface(runner.env.env, RewardShapingInterface) if batched else None
-            if vectorized is not None:  # one natively batched env: its actors are its agents
-                shaping, agent = vectorized, int(actor)
-            else:
-                envs = runner.env.envs if batched else runner.envs
-                shaping = find_wrapper_interface(envs[actor // num_agents], RewardShapingInterface)
-                agent = int(actor % num_agents)
-            if shaping is not None:
-                shaping.set_reward_shaping(scheme, agent)
+    # ---------------------------------------------------------------- peers being restarted (see peer_restarts)
+    def on_inference_worker_lost(self, name: str, token: int) -> None:
+        """``name`` died: hold back requests to it until it is back (its inbox is emptied before it restarts)."""
+        self.peers.inference_lost(name)
+        self.send(RUNNER, "on_restart_ack", token, self.name, None)
 
-    @staticmethod
-    def _batched(runner) -> bool:
-        return isinstance(runner, BatchedEnvRunner)
+    def on_inference_worker_restarted(self, name: str) -> None:
+        """Send ``name`` again every request it owes an answer to: they were lost with it or held back."""
+        policies = self.peers.inference_back(name)
+        if self.stopped or not self.runners:
+            return
+        for split, awaiting in enumerate(self._awaiting):
+            for policy in policies:
+                if awaiting & (1 << policy):
+                    self._send_request(split, policy)
+
+    def on_learner_lost(self, policy_id: int, token: int) -> None:
+        """The learner (and batcher) of ``policy_id`` died: its slots come back here now, and until it is back the
+        trajectories of its agents are dropped instead of sent."""
+        self.peers.learner_lost(policy_id)
+        reclaimed = [slot for slot, p in self.handed_out.items() if p == policy_id]
+        self.send(RUNNER, "on_restart_ack", token, self.name, None)
+        if reclaimed:
+            self.on_slots_freed(reclaimed)
+
+    def on_learner_restarted(self, policy_id: int) -> None:
+        self.peers.learner_back(policy_id)
 
     # ---------------------------------------------------------------- reporting and shutdown
     def _report_stats(self) -> None:
@@ -471,17 +477,3 @@ class RolloutWorker(PeerRestarts, Component):
                 runner.close()
             except Exception:  # an env that fails to close must not keep the others open
                 log.warning("%s: an env failed to close:\n%s", self.name, traceback.format_exc())
-
-
-class _OffsetStats:
-    """View of the worker's episode stats for one split's actors (actor indices shifted)."""
-
-    def __init__(self, stats: EpisodeStats, offset: int, num_actors: int) -> None:
-        self._stats = stats
-        self._offset = offset
-        # views into the worker's arrays: in-place updates write through
-        self.reward = stats.reward[offset : offset + num_actors]
-        self.length = stats.length[offset : offset + num_actors]
-
-    def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
-        self._stats.episode_done(actor + self._offset, policy_id, info)
