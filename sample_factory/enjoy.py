@@ -25,14 +25,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sample_factory.algo.learning.checkpoints import (
+from sample_factory.algo.sampling.env_runner import make_action_converter
+from sample_factory.algo.utils.action_distributions import argmax_actions
+from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     best_checkpoint_path,
     load_checkpoint_file,
     load_latest_checkpoint,
 )
-from sample_factory.algo.sampling.env_runner import make_action_converter
-from sample_factory.algo.utils.action_distributions import argmax_actions
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime

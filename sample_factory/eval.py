@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from sample_factory.algo.learning.checkpoints import CheckpointError
 from sample_factory.algo.sampling.env_runner import make_action_converter
+from sample_factory.algo.utils.checkpoints import CheckpointError
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime

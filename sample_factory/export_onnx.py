@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.learning.checkpoints import CheckpointError
 from sample_factory.algo.utils.action_distributions import argmax_actions
+from sample_factory.algo.utils.checkpoints import CheckpointError
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import obs_space_dict

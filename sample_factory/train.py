@@ -6,6 +6,8 @@ runner itself (to register observers between the calls) gets the same run: folde
 
 from __future__ import annotations
 
+from sample_factory.algo.learning.loop_specs import training_loop_specs
+from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.experiment_files import prepare_experiment_dir
@@ -15,7 +17,7 @@ from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, StatusCode
 
 
-def make_runner(cfg: Config, learner_specs=None) -> tuple[Config, Runner]:
+def make_runner(cfg: Config) -> tuple[Config, Runner]:
     """Apply ``--restart_behavior`` and validation, then pick the serial or parallel runner.
 
     Returns ``(cfg, runner)``: on resume ``cfg`` is the saved config with the explicit flags on top. With
@@ -24,23 +26,12 @@ def make_runner(cfg: Config, learner_specs=None) -> tuple[Config, Runner]:
     Raises ConfigError with a message naming the flag and the fix.
     """
     cfg = prepare_experiment_dir(cfg)
-    runner = runner_class(cfg)(cfg, learner_specs=learner_specs)
+    runner = runner_class(cfg)(cfg, loop_specs=training_loop_specs)
     if cfg.with_pbt:
         from sample_factory.pbt.population_based_training import PopulationBasedTraining
 
         runner.register_observer(PopulationBasedTraining(cfg, runner))
     return cfg, runner
-
-
-def runner_class(cfg: Config) -> type[Runner]:
-    """The serial runner for ``--serial_mode=True``, else the parallel one (imported only when chosen)."""
-    if cfg.serial_mode:
-        from sample_factory.algo.runners.runner_serial import SerialRunner
-
-        return SerialRunner
-    from sample_factory.algo.runners.runner_parallel import ParallelRunner
-
-    return ParallelRunner
 
 
 def run_rl(cfg: Config) -> StatusCode:

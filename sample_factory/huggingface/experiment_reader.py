@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sample_factory.algo.learning.checkpoints import (
+from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     list_best_checkpoints,
     list_checkpoints,

@@ -14,7 +14,8 @@ import pytest
 import torch
 from lifecycle_helpers import captured_log
 
-from sample_factory.algo.learning.checkpoints import (
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     best_checkpoint_path,
     best_metric_value,
@@ -26,7 +27,6 @@ from sample_factory.algo.learning.checkpoints import (
     save_checkpoint,
     save_milestone,
 )
-from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.arguments import default_cfg
 

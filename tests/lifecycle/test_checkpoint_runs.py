@@ -11,7 +11,7 @@ import torch
 from lifecycle_helpers import TRAIN, cartpole_args
 from sf_run import RunResult, run_module
 
-from sample_factory.algo.learning.checkpoints import list_checkpoints, load_checkpoint_file
+from sample_factory.algo.utils.checkpoints import list_checkpoints, load_checkpoint_file
 
 BEST_RE = re.compile(r"best_(\d{9})_(\d+)_reward_(-?\d+\.\d{3})\.pth$")
 BEST_AFTER = 8192

@@ -18,7 +18,7 @@ A batch buffer is refilled only after the learner gave it back. Its staging buff
 transfer in flight if the learner gave the batch back without reading it (e.g. while stopping), so the end of each
 asynchronous copy is recorded as a CUDA event and waited for before that staging buffer is written again.
 
-The buffers are allocated once, by the code that builds the learner's loop (``runners.components.build_learner``),
+The buffers are allocated once, by the code that builds the learner's loop (``learning.loop_specs.build_learner``),
 and handed to both the batcher, which fills them, and the learner worker, which trains on them; the two only
 exchange batch indices.
 """

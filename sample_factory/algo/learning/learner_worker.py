@@ -28,14 +28,14 @@ import time
 import traceback
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches
-from sample_factory.algo.learning.checkpoints import (
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.utils.checkpoints import (
     CheckpointWriteError,
     load_latest_checkpoint,
     save_best_checkpoint,
     save_checkpoint,
     save_milestone,
 )
-from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.misc import memory_stats

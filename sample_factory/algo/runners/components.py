@@ -1,8 +1,10 @@
-"""Construction of every non-runner component, shared by the parallel and serial runners.
+"""What the runners run: loop specs (one event loop, one process in parallel mode) and the state they share.
 
-Each ``build_*`` function is a module-level function (picklable) that makes the
-components of one loop; the parallel runner calls it inside the child process,
-the serial runner in its own process.
+The runners know how to run loops, not what runs in them: a run is a list of :class:`LoopSpec`, each with a
+module-level (picklable) ``build`` function that makes the components of one loop. The parallel runner calls it
+inside the child process, the serial runner in its own process. The specs of a training run come from the
+learning side (``algo.learning.loop_specs``: learners plus the sampling side's ``algo.sampling.loop_specs``); the
+sampler-only modes put trajectory consumers where the learners would be.
 """
 
 from __future__ import annotations
@@ -10,20 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
-from sample_factory.algo.learning.batcher import Batcher
-from sample_factory.algo.learning.learner_worker import LearnerWorker
-from sample_factory.algo.sampling.inference_worker import InferenceWorker
-from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import batcher_name, inference_worker_name, learner_name, rollout_worker_name
-from sample_factory.utils.gpu_utils import policy_device
+from sample_factory.algo.utils.wiring import learner_name
 from sample_factory.utils.typing import Config
+
+# every loop of a run, from its config
+LoopSpecs = Callable[[Config], list["LoopSpec"]]
 
 
 @dataclass
@@ -88,51 +87,3 @@ def rollout_worker_names(specs: list[LoopSpec]) -> list[str]:
     """The rollout workers' component names, in worker order."""
     rollout = sorted((s for s in specs if s.kind == "rollout"), key=lambda s: s.worker_idx)
     return [name for spec in rollout for name in spec.component_names]
-
-
-def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.slot_owners, s.sampler_states, s.restart)
-    return [worker]
-
-
-def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = InferenceWorker(s.cfg, s.env_info, policy_id, idx, router, s.traj, s.weights[policy_id], s.slot_owners)
-    return [worker]
-
-
-def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
-    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
-    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(policy_device(s.cfg, policy_id)))
-    batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
-    weights = s.weights[policy_id]
-    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
-    return [batcher, learner]
-
-
-def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
-    """One loop per policy with its batcher and learner worker."""
-    from functools import partial
-
-    return [
-        LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p), policy_id=p)
-        for p in range(cfg.num_policies)
-    ]
-
-
-def loop_specs(cfg: Config, learner_specs: Callable[[Config], list[LoopSpec]] | None = None) -> list[LoopSpec]:
-    """Every loop except the runner's, learners first so their weights are published early.
-
-    ``learner_specs`` replaces what consumes trajectories (the sampler-only mode uses it).
-    """
-    from functools import partial
-
-    specs = list((learner_specs or learner_loop_specs)(cfg))
-    for p in range(cfg.num_policies):
-        for j in range(cfg.policy_workers_per_policy):
-            name = inference_worker_name(p, j)
-            build = partial(build_inference_worker, p, j)
-            specs.append(LoopSpec(name, "inference", [name], build, worker_idx=j, policy_id=p))
-    for w in range(cfg.num_workers):
-        name = rollout_worker_name(w)
-        specs.append(LoopSpec(name, "rollout", [name], partial(build_rollout_worker, w), worker_idx=w))
-    return specs

@@ -15,9 +15,9 @@ Both runners build the other components with the same code in
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sample_factory.algo.runners.components import LoopSpec, LoopSpecs
 from sample_factory.algo.runners.hooks import EpisodicStatsHandler, UserHooks
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.misc import ExperimentStatus
@@ -71,17 +71,21 @@ class Runner:
         cfg: Config,
         unique_name: str = "runner",
         *,
-        learner_specs: Callable | None = None,
+        loop_specs: LoopSpecs | None = None,
         env_info: EnvInfo | None = None,
         policy_weights: list | None = None,
+        restarts: bool = True,
     ) -> None:
-        """``learner_specs`` replaces what consumes trajectories (the sampler modes); ``env_info`` and
-        ``policy_weights`` skip making them in ``init()`` (the sampling API may be given both)."""
+        """``loop_specs(cfg)`` lists every loop of the run besides the runner's (``make_runner`` passes the training
+        loops, the sampler modes their consumers and the sampling loops); ``env_info`` and ``policy_weights`` skip
+        making them in ``init()``; ``restarts=False`` turns worker restarts off whatever ``--max_restarts`` says
+        (the sampler modes' consumers take no part in the restart protocol)."""
         self.cfg = cfg
         self.unique_name = unique_name
-        self.learner_specs = learner_specs
+        self._loop_specs = loop_specs
         self.given_env_info = env_info
         self.policy_weights = policy_weights
+        self.restarts = restarts
         self.hooks = UserHooks(self)
         self.component: RunnerComponent | None = None  # exists from init() on
         self.nothing_to_do = False
@@ -105,6 +109,15 @@ class Runner:
     def run(self) -> StatusCode:
         """Train until a stop condition; returns the ExperimentStatus code."""
         raise NotImplementedError
+
+    def loop_specs(self) -> list[LoopSpec]:
+        """Every loop of the run besides the runner's."""
+        if self._loop_specs is None:
+            raise TypeError(
+                f"{type(self).__name__} was built without loop_specs: build runners with "
+                "sample_factory.train.make_runner(cfg), which gives them the training loops"
+            )
+        return self._loop_specs(self.cfg)
 
     def prepare_run(self) -> bool:
         """The start of every ``init()``: log file, config.json, ``on_init``. False when there is nothing to do

@@ -15,11 +15,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from sample_factory.algo.learning.checkpoints import best_metric_value
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.hooks import ObserverError, UserHooks
 from sample_factory.algo.runners.run_control import NoSupervision, Supervision
 from sample_factory.algo.runners.stats import RunStats, SummaryWriters
+from sample_factory.algo.utils.checkpoints import best_metric_value
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.algo.utils.misc import ExperimentStatus, memory_stats

@@ -15,15 +15,15 @@ loop itself.
 
 from __future__ import annotations
 
-from sample_factory.algo.learning.checkpoints import list_checkpoints
 from sample_factory.algo.runners.child_process import RUNNER_LOOP, pin_visible_gpus
 from sample_factory.algo.runners.child_processes import ChildProcesses
-from sample_factory.algo.runners.components import LoopSpec, loop_specs
+from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.process_watch import ProcessWatch
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog, exit_with_failure
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.event_loop import EventLoop
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
@@ -54,16 +54,15 @@ class ParallelRunner(Runner):
                 "(faster here, see docs/architecture.md); pass --set_workers_cpu_affinity=True explicitly to pin them"
             )
         shared = make_shared_state(cfg, env_info, serial=False, weights=self.policy_weights)
-        specs = loop_specs(cfg, self.learner_specs)
-        restarts_allowed = self.learner_specs is None  # the sampler-only consumers take no part in restarts
+        specs = self.loop_specs()
         # one fresh inbox per allowed restart (see LoopLiveness)
-        spares = cfg.max_restarts_total if cfg.max_restarts > 0 and restarts_allowed else 0
+        spares = cfg.max_restarts_total if cfg.max_restarts > 0 and self.restarts else 0
         self.processes = processes = ChildProcesses(specs, shared, spares)
         router = processes.router()
         loop = EventLoop(RUNNER_LOOP, processes.inboxes[RUNNER_LOOP], router)
         self.component = RunnerComponent(cfg, env_info, router, self.hooks)
         self.component.attach(loop, specs)
-        self.component.supervision = ProcessWatch(cfg, specs, processes, self.component, restarts_allowed)
+        self.component.supervision = ProcessWatch(cfg, specs, processes, self.component, self.restarts)
         self._watch_own_loop(loop)
         self._build_in_main_process(specs, router, shared, loop)
         self.hooks.notify("on_connect_components")

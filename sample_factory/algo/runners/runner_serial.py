@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from sample_factory.algo.learning.checkpoints import list_checkpoints
-from sample_factory.algo.runners.components import loop_specs
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
@@ -35,7 +34,7 @@ class SerialRunner(Runner):
         env_info = self.given_env_info or obtain_env_info(self.cfg)
         require_cfg_fits_env(self.cfg, env_info)
         shared = make_shared_state(self.cfg, env_info, serial=True, weights=self.policy_weights)
-        specs = loop_specs(self.cfg, self.learner_specs)
+        specs = self.loop_specs()
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)

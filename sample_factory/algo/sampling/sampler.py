@@ -29,13 +29,11 @@ from typing import Any
 
 import torch
 
-from sample_factory.algo.runners.components import (
-    LoopSpec,
-    SharedState,
-    build_inference_worker,
-    build_rollout_worker,
-)
+from sample_factory.algo.runners.components import LoopSpec, SharedState
+from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info, weights_lock
+from sample_factory.algo.sampling.loop_specs import build_inference_worker, build_rollout_worker, sampling_loop_specs
+from sample_factory.algo.utils.checkpoints import load_latest_checkpoint
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
 from sample_factory.algo.utils.misc import ExperimentStatus
@@ -156,8 +154,6 @@ def sampling_policy_weights(
 
 
 def _load_latest_checkpoint(cfg: Config, policy_id: PolicyID, weights: PolicyWeights) -> None:
-    from sample_factory.algo.learning.checkpoints import load_latest_checkpoint
-
     state = load_latest_checkpoint(cfg, policy_id)
     if state is None:
         return
@@ -187,9 +183,14 @@ def make_sampler_runner(
     cfg.save_every_sec = 0
     env_info = env_info or obtain_env_info(cfg)
     weights = sampling_policy_weights(cfg, env_info, cfg.serial_mode, param_servers)
-    from sample_factory.train import runner_class
+    loops = partial(_sampler_loop_specs, consumers)
+    runner = runner_class(cfg)(cfg, loop_specs=loops, env_info=env_info, policy_weights=weights, restarts=False)
+    return cfg, runner
 
-    return cfg, runner_class(cfg)(cfg, learner_specs=consumers, env_info=env_info, policy_weights=weights)
+
+def _sampler_loop_specs(consumers: Callable[[Config], list[LoopSpec]], cfg: Config) -> list[LoopSpec]:
+    """The consumers where the learners would be, then the sampling loops."""
+    return consumers(cfg) + sampling_loop_specs(cfg)
 
 
 def run_sampler(cfg: Config, callback: TrajectoryCallback) -> StatusCode:

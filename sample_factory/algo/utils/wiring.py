@@ -38,7 +38,7 @@ Processes (parallel mode): one per rollout worker, one per inference worker, one
 per policy for its batcher + learner; the runner is the main process. In serial
 mode every component lives on the runner's loop. A batcher and its learner share
 only the batch buffers (``learning.batch_buffers``, allocated once on the
-learner's device by ``runners.components.build_learner``); the buffers' indices
+learner's device by ``learning.loop_specs.build_learner``); the buffers' indices
 and counts travel in the two messages above.
 
 The names below are addresses. What a component is (rollout, inference, batcher,

@@ -6,8 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from sample_factory.algo.learning.loop_specs import training_loop_specs
 from sample_factory.algo.runners.child_process import process_title
-from sample_factory.algo.runners.components import LoopSpec, component_kinds, loop_specs, rollout_worker_names
+from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
@@ -28,7 +29,7 @@ def _cfg(tmp_path=None):
 
 
 def test_every_spec_carries_its_kind_worker_index_and_policy() -> None:
-    specs = loop_specs(_cfg())
+    specs = training_loop_specs(_cfg())
     fields = [(s.kind, s.worker_idx, s.policy_id) for s in specs]
     assert fields == [
         ("learner", None, 0),

@@ -1,0 +1,37 @@
+"""The loops of a training run: one per policy with its batcher and learner, then the sampling side's loops."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.runners.components import LoopSpec, SharedState
+from sample_factory.algo.sampling.loop_specs import sampling_loop_specs
+from sample_factory.algo.utils.event_loop import Component, Router
+from sample_factory.algo.utils.wiring import batcher_name, learner_name
+from sample_factory.utils.gpu_utils import policy_device
+from sample_factory.utils.typing import Config
+
+
+def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
+    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
+    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(policy_device(s.cfg, policy_id)))
+    batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
+    weights = s.weights[policy_id]
+    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
+    return [batcher, learner]
+
+
+def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
+    """One loop per policy with its batcher and learner worker."""
+    return [
+        LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p), policy_id=p)
+        for p in range(cfg.num_policies)
+    ]
+
+
+def training_loop_specs(cfg: Config) -> list[LoopSpec]:
+    """Every loop of a training run except the runner's, learners first so their weights are published early."""
+    return learner_loop_specs(cfg) + sampling_loop_specs(cfg)
