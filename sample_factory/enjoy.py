@@ -34,9 +34,9 @@ from sample_factory.algo.utils.checkpoints import (
     load_latest_checkpoint,
 )
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
+from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
@@ -45,11 +45,11 @@ from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 from sample_factory.utils.utils import checkpoint_dir, experiment_dir
 
 DEFAULT_TRAIN_SCRIPT = "sf_examples.train_gym_env"
-DEFAULT_VIDEO_NAME = "replay.mp4"
 
 
 class NoCheckpointError(RuntimeError):
@@ -90,7 +90,7 @@ def enjoy(cfg: Config, results: EnjoyResults | None = None) -> tuple[StatusCode,
         log.error("%s", exc)
         return ExperimentStatus.FAILURE, math.nan
     if status == ExperimentStatus.SUCCESS and cfg.get("push_to_hub"):
-        from sample_factory.huggingface.push_to_hub import push_after_enjoy  # optional feature, imported on use
+        from sample_factory.huggingface.upload import push_after_enjoy  # optional feature, imported on use
 
         status = push_after_enjoy(cfg, results.rewards)
     return status, avg_reward

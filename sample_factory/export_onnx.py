@@ -32,7 +32,6 @@ from torch import Tensor, nn
 from sample_factory.algo.utils.action_distributions import argmax_actions
 from sample_factory.algo.utils.checkpoints import CheckpointError
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import obs_space_dict
 from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
@@ -42,6 +41,7 @@ from sample_factory.model.actor_critic import ActorCritic
 from sample_factory.model.encoder import ACTION_MASK_KEY
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 
 ONNX_INSTALL_HINT = 'pip install "sample-factory[onnx]"'

@@ -9,11 +9,11 @@ from __future__ import annotations
 from sample_factory.algo.learning.loop_specs import training_loop_specs
 from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.runner import Runner
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.experiment_files import prepare_experiment_dir
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.export_onnx import default_onnx_path, export_onnx
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 

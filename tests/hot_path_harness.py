@@ -32,7 +32,6 @@ from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.event_loop import Component, EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, num_trajectory_slots
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import (
@@ -44,6 +43,7 @@ from sample_factory.algo.utils.wiring import (
 )
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_utils import register_env
+from sample_factory.messaging.event_loop import Component, EventLoop, LocalInbox, Router
 from sample_factory.utils.attr_dict import AttrDict
 
 ENV_NAME = "hot_path_trace_env"

@@ -20,6 +20,9 @@ from sample_factory.cfg.validation import ConfigError, validate_cfg
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import cfg_file, experiment_dir, log
 
+# the replay video that enjoy --save_video writes into the experiment folder (and the Hub shows)
+DEFAULT_VIDEO_NAME = "replay.mp4"
+
 
 def _json_default(value: Any) -> Any:
     """Store tuples/sets as lists and numpy scalars as numbers; refuse anything json cannot round-trip."""

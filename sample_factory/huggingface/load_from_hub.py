@@ -16,13 +16,13 @@ import shutil
 import sys
 import tempfile
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.config_io import read_saved_config
 from sample_factory.envs.env_utils import MissingDependencyError
 from sample_factory.huggingface.card_facts import scripts_for
 from sample_factory.huggingface.experiment_reader import CONFIG_FILE
 from sample_factory.huggingface.hub_client import HubError, check_repo_id, download_repo, import_hub
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
 
 DEFAULT_TRAIN_DIR = "./train_dir"

@@ -22,33 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sample_factory.algo.learning.pbt_exchange import (
+    GAMMA_BOUNDS,
+    HYPERPARAMETER_BOUNDS,
+    REWARD_SHAPING_RANGE,
+    mutable_hyperparameters,
+)
 from sample_factory.utils.typing import Config
-
-# name -> (lower bound, upper bound) of the values a mutation may produce
-HYPERPARAMETER_BOUNDS: dict[str, tuple[float, float]] = {
-    "learning_rate": (1e-7, 1e-2),
-    "exploration_loss_coeff": (1e-6, 0.5),
-    "value_loss_coeff": (1e-3, 10.0),
-    "max_grad_norm": (1e-2, 100.0),
-    "ppo_clip_ratio": (0.01, 0.5),
-    "ppo_clip_value": (0.01, 100.0),
-}
-GAMMA_BOUNDS = (0.9, 0.9999)
-# a mutated reward-shaping term stays within this factor of the env's default value for it
-REWARD_SHAPING_RANGE = 100.0
-
-
-def mutable_hyperparameters(cfg: Config) -> list[str]:
-    """Names PBT may mutate for this run: the table above, plus ``gamma`` with ``--pbt_optimize_gamma``."""
-    names = list(HYPERPARAMETER_BOUNDS)
-    if cfg.pbt_optimize_gamma:
-        names.append("gamma")
-    return names
-
-
-def hyperparameters_of(cfg: Config) -> dict[str, float]:
-    """The values of every PBT-managed hyper-parameter in ``cfg`` (gamma always: it is persisted either way)."""
-    return {name: float(getattr(cfg, name)) for name in (*HYPERPARAMETER_BOUNDS, "gamma")}
 
 
 def perturbation_factor(cfg: Config, rng: random.Random) -> float:

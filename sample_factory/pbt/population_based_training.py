@@ -15,8 +15,8 @@ others by ``--pbt_target_objective`` averaged over their recent episodes (at lea
 The runner's main process owns the decisions; learners and rollout workers only receive messages (``wiring``):
 ``on_pbt_hyperparameters`` and ``on_pbt_share_weights`` to learners (the donor's learner then sends
 ``on_pbt_take_weights`` to the recipient's), ``on_pbt_reward_shaping`` to every rollout worker. The current values
-of every policy live in ``policy_NN_cfg.json`` / ``policy_NN_reward_shaping.json`` (``policy_files``), which a
-resumed run reads back. A fresh run starts policy 0 from the command line's values and every other policy from a
+of every policy live in ``policy_NN_cfg.json`` / ``policy_NN_reward_shaping.json`` (``algo.learning.pbt_exchange``),
+which a resumed run reads back. A fresh run starts policy 0 from the command line's values and every other policy from a
 mutation of them, so the population is diverse from the first step.
 """
 
@@ -26,21 +26,21 @@ import random
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from sample_factory.algo.runners.runner import AlgoObserver
-from sample_factory.algo.utils.wiring import learner_name
-from sample_factory.pbt.mutation import (
-    describe_changes,
-    flat_numbers,
+from sample_factory.algo.learning.pbt_exchange import (
     hyperparameters_of,
-    mutate_hyperparameters,
-    mutate_reward_shaping,
-)
-from sample_factory.pbt.policy_files import (
     load_policy_hyperparameters,
     policy_cfg_file,
     policy_reward_shaping_file,
     read_json,
     write_json_atomic,
+)
+from sample_factory.algo.runners.runner import AlgoObserver
+from sample_factory.algo.utils.wiring import learner_name
+from sample_factory.pbt.mutation import (
+    describe_changes,
+    flat_numbers,
+    mutate_hyperparameters,
+    mutate_reward_shaping,
 )
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 
 from sample_factory.algo.runners.runner import AlgoObserver, Runner
-from sample_factory.algo.utils.misc import EPISODIC
+from sample_factory.utils.misc import EPISODIC
 from sample_factory.utils.typing import PolicyID
 from sf_examples.dmlab.dmlab30 import capped_mean_hns
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.enjoy import enjoy
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.dmlab.train_dmlab import check_can_run, parse_dmlab_cfg, register_dmlab_envs

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import MissingDependencyError, register_env, unknown_env_message
 from sample_factory.train import make_runner
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.dmlab.dmlab_env import import_deepmind_lab

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError, register_env, unknown_env_message
 from sample_factory.train import run_rl
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_name, require_envpool, rewrite_env_arg

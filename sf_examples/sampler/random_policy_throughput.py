@@ -30,7 +30,6 @@ import numpy as np
 
 from sample_factory.algo.utils.context import SampleFactoryContext, set_global_context, sf_global_context
 from sample_factory.algo.utils.env_info import is_multiagent_env
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_utils import (
@@ -40,6 +39,7 @@ from sample_factory.envs.env_utils import (
     register_with_func,
 )
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.families import add_family_args, register_family_env
 

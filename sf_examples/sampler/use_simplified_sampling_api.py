@@ -17,9 +17,9 @@ import sys
 import time
 
 from sample_factory.algo.sampling.sync_sampling_api import SyncSamplingAPI
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults
 from sf_examples.train_gym_env import register_env_from_cfg

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from sf_run import run_module
 
-from sample_factory.algo.utils.misc import EPISODIC
 from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.misc import EPISODIC
 from sf_examples.dmlab.dmlab30 import DMLAB30_LEVELS, capped_mean_hns, human_normalized_score
 from sf_examples.dmlab.dmlab_env import ACTION_SET, OBS_KEY, DmlabGymEnv
 from sf_examples.dmlab.dmlab_level_cache import DmlabLevelCache

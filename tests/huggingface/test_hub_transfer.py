@@ -15,7 +15,7 @@ from hub_stand_in import HubStandIn
 from sample_factory.huggingface import load_from_hub, push_to_hub
 from sample_factory.huggingface.hub_client import HubError, upload_folder
 from sample_factory.huggingface.load_from_hub import load_experiment
-from sample_factory.huggingface.push_to_hub import push_experiment
+from sample_factory.huggingface.upload import push_experiment
 from sample_factory.utils.logging_setup import log
 
 REPO = "me/cartpole-appo"

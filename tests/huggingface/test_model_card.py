@@ -16,7 +16,7 @@ from sample_factory.huggingface.card_facts import (
     training_defaults,
 )
 from sample_factory.huggingface.experiment_reader import ExperimentFolderError, last_logged_reward, read_experiment
-from sample_factory.huggingface.push_to_hub import stage_experiment
+from sample_factory.huggingface.upload import stage_experiment
 from sample_factory.utils.attr_dict import AttrDict
 
 LOG_LINES = (

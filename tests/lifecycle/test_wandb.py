@@ -11,8 +11,8 @@ import pytest
 from lifecycle_helpers import TRAIN, cartpole_args
 from sf_run import run_module, run_python
 
+from sample_factory.algo.runners.wandb_utils import RUN_ID_FILE, init_wandb
 from sample_factory.envs.env_utils import MissingDependencyError
-from sample_factory.utils.wandb_utils import RUN_ID_FILE, init_wandb
 
 
 def _cfg(tmp_path: Path, with_wandb: bool) -> argparse.Namespace:

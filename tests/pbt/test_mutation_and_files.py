@@ -8,25 +8,25 @@ import random
 
 import pytest
 
-from sample_factory.cfg.arguments import default_cfg
-from sample_factory.pbt.mutation import (
+from sample_factory.algo.learning.pbt_exchange import (
     GAMMA_BOUNDS,
     HYPERPARAMETER_BOUNDS,
     REWARD_SHAPING_RANGE,
-    flat_numbers,
     hyperparameters_of,
-    mutable_hyperparameters,
-    mutate_hyperparameters,
-    mutate_reward_shaping,
-    perturb_gamma,
-    perturb_value,
-)
-from sample_factory.pbt.policy_files import (
     load_policy_hyperparameters,
+    mutable_hyperparameters,
     policy_cfg_file,
     policy_reward_shaping_file,
     read_json,
     write_json_atomic,
+)
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.pbt.mutation import (
+    flat_numbers,
+    mutate_hyperparameters,
+    mutate_reward_shaping,
+    perturb_gamma,
+    perturb_value,
 )
 
 

@@ -12,16 +12,22 @@ import torch
 from algo.test_learner import make_cfg, make_learner, make_trajectories
 
 from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.pbt_exchange import (
+    HYPERPARAMETER_BOUNDS,
+    load_donor_state,
+    policy_cfg_file,
+    policy_reward_shaping_file,
+    read_json,
+    save_donor_state,
+    weights_digest,
+)
 from sample_factory.algo.sampling.env_runner import SplitState
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.wiring import learner_name, rollout_worker_name
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_utils import RewardShapingInterface
-from sample_factory.pbt.mutation import HYPERPARAMETER_BOUNDS
-from sample_factory.pbt.policy_files import policy_cfg_file, policy_reward_shaping_file, read_json
 from sample_factory.pbt.population_based_training import MIN_EPISODES, PopulationBasedTraining
-from sample_factory.pbt.weights_transfer import load_donor_state, save_donor_state, weights_digest
 
 SHAPING = {"win": 1.0, "step": {"penalty": -0.01}}
 
@@ -221,7 +227,7 @@ def test_recipient_takes_the_donors_exact_weights_and_optimizer_state(tmp_path):
     donor, recipient = _learner(1), _learner(2)
     donor.train(donor.prepare_batch(make_trajectories(donor.cfg)))  # optimizer moments exist
     path = str(tmp_path / "donor.pth")
-    digest = save_donor_state(donor, path)
+    digest = save_donor_state(donor.actor_critic, donor.optimizer, path)
     version = recipient.policy_version
     recipient.load_donor_state(load_donor_state(path, recipient.device), version_jump=recipient.cfg.max_policy_lag + 1)
     assert weights_digest(recipient.actor_critic.state_dict()) == digest

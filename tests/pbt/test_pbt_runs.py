@@ -10,7 +10,7 @@ import pytest
 from sf_run import run_script
 from tb_events import read_scalars
 
-from sample_factory.pbt.mutation import HYPERPARAMETER_BOUNDS
+from sample_factory.algo.learning.pbt_exchange import HYPERPARAMETER_BOUNDS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRIPPLED_LR = 1e-8

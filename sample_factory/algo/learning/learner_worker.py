@@ -29,6 +29,15 @@ import traceback
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches
 from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.pbt_exchange import (
+    donor_weights_file,
+    hyperparameters_of,
+    load_donor_state,
+    load_policy_hyperparameters,
+    policy_cfg_file,
+    save_donor_state,
+    weights_digest,
+)
 from sample_factory.algo.utils.checkpoints import (
     CheckpointWriteError,
     load_latest_checkpoint,
@@ -37,8 +46,6 @@ from sample_factory.algo.utils.checkpoints import (
     save_milestone,
 )
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, Router
-from sample_factory.algo.utils.misc import memory_stats
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.torch_utils import (
@@ -47,10 +54,9 @@ from sample_factory.algo.utils.torch_utils import (
     seed_torch,
 )
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
-from sample_factory.pbt.mutation import hyperparameters_of
-from sample_factory.pbt.policy_files import donor_weights_file, load_policy_hyperparameters, policy_cfg_file
-from sample_factory.pbt.weights_transfer import load_donor_state, save_donor_state, weights_digest
+from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import memory_stats
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0
@@ -301,7 +307,7 @@ class LearnerWorker(Component):
         path = donor_weights_file(self.cfg, self.policy_id, recipient)
         try:
             with self.train_lock, self.timing.add_time("pbt_share_weights"):
-                digest = save_donor_state(self.learner, path)
+                digest = save_donor_state(self.learner.actor_critic, self.learner.optimizer, path)
         except Exception:
             self._report_error()
             return

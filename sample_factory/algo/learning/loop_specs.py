@@ -9,8 +9,8 @@ from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.loop_specs import sampling_loop_specs
-from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
+from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.typing import Config
 

@@ -15,10 +15,10 @@ import signal
 import traceback
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds
-from sample_factory.algo.runners.orphan_guard import OrphanGuard
-from sample_factory.algo.utils.event_loop import EventLoop, Router
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError
+from sample_factory.messaging.event_loop import EventLoop, Router
+from sample_factory.messaging.orphan_guard import OrphanGuard
 from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.processes import cores_for_worker_process, pins_rollout_workers

@@ -18,10 +18,10 @@ from typing import Any
 
 from sample_factory.algo.runners.child_process import RUNNER_LOOP, child_main, shared_state_for
 from sample_factory.algo.runners.components import LoopSpec, SharedState
-from sample_factory.algo.utils.event_loop import LoopLiveness, Router, make_mp_inbox
-from sample_factory.algo.utils.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.messaging.event_loop import LoopLiveness, Router, make_mp_inbox
+from sample_factory.messaging.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.utils.logging_setup import log
 
 SPARE_INBOX_BYTES = 1024 * 1024

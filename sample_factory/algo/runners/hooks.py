@@ -12,7 +12,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
-from sample_factory.algo.utils.misc import EPISODIC
+from sample_factory.utils.misc import EPISODIC
 from sample_factory.utils.typing import PolicyID
 
 # handler(runner, msg, policy_id); msg = {"episodic": {"reward", "len", "true_objective", "episode_extra_stats"},

@@ -21,14 +21,14 @@ from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.process_watch import ProcessWatch
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog, exit_with_failure
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.checkpoints import list_checkpoints
-from sample_factory.algo.utils.event_loop import EventLoop
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import require_cfg_fits_env
+from sample_factory.messaging.event_loop import EventLoop
+from sample_factory.messaging.stall_watchdog import StallWatchdog, exit_with_failure
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.processes import pins_rollout_workers
 from sample_factory.utils.typing import Config, StatusCode
 
@@ -37,7 +37,7 @@ class ParallelRunner(Runner):
     def __init__(self, cfg: Config, unique_name: str = "runner", **runner_inputs) -> None:
         super().__init__(cfg, unique_name, **runner_inputs)
         self.processes: ChildProcesses | None = None
-        self.stall_watchdog: SerialStallWatchdog | None = None
+        self.stall_watchdog: StallWatchdog | None = None
 
     def init(self) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
@@ -75,7 +75,7 @@ class ParallelRunner(Runner):
         cfg = self.cfg
         if cfg.heartbeat_timeout <= 0:
             return
-        self.stall_watchdog = SerialStallWatchdog(
+        self.stall_watchdog = StallWatchdog(
             float(cfg.heartbeat_timeout),
             float(cfg.reset_timeout_seconds),
             self._describe_queues_and_checkpoints,

@@ -11,13 +11,13 @@ import torch
 
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.checkpoints import list_checkpoints
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import require_cfg_fits_env
+from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
+from sample_factory.messaging.stall_watchdog import StallWatchdog
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 
 LOOP = "main"
@@ -26,7 +26,7 @@ LOOP = "main"
 class SerialRunner(Runner):
     def __init__(self, cfg: Config, unique_name: str = "runner", **runner_inputs) -> None:
         super().__init__(cfg, unique_name, **runner_inputs)
-        self.watchdog: SerialStallWatchdog | None = None
+        self.watchdog: StallWatchdog | None = None
 
     def init(self) -> StatusCode:
         if not self.prepare_run():
@@ -49,7 +49,7 @@ class SerialRunner(Runner):
         loop.call_later(0.0, lambda: torch.set_num_threads(num_threads))
         if self.cfg.heartbeat_timeout > 0:  # a hung env step would otherwise hang the whole run silently
             startup = float(self.cfg.reset_timeout_seconds)
-            self.watchdog = SerialStallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
+            self.watchdog = StallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
             loop.add_after_hook(self.watchdog.beat)
         self.hooks.notify("on_connect_components")
         self.component.install_signal_handlers()

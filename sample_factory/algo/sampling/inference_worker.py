@@ -23,12 +23,12 @@ import torch
 
 from sample_factory.algo.utils.contract_errors import ContractError
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
+from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.direct_calls import call_forward_directly
 from sample_factory.model.output_checks import check_action_parameters, explain_failed_forward

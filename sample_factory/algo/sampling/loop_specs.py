@@ -7,8 +7,8 @@ from functools import partial
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.event_loop import Component, Router
 from sample_factory.algo.utils.wiring import inference_worker_name, rollout_worker_name
+from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.typing import Config
 
 

@@ -35,8 +35,6 @@ from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env
 from sample_factory.algo.sampling.loop_specs import build_inference_worker, build_rollout_worker, sampling_loop_specs
 from sample_factory.algo.utils.checkpoints import load_latest_checkpoint
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, EventLoop, Router
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     SlotOwners,
@@ -46,7 +44,9 @@ from sample_factory.algo.utils.shared_buffers import (
 )
 from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, rollout_worker_name
+from sample_factory.messaging.event_loop import Component, EventLoop, Router
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 
 TrajectoryCallback = Callable[[PolicyID, TensorDict], None]
@@ -206,7 +206,7 @@ class SerialSampler:
 
     Sample Factory 2's name and first parameters. For us:
 
-    - ``event_loop``: an :class:`~sample_factory.algo.utils.event_loop.EventLoop`; ``init()`` adds the components
+    - ``event_loop``: an :class:`~sample_factory.messaging.event_loop.EventLoop`; ``init()`` adds the components
       and registers their names with its router. It must not already hold a runner: the sampler brings a small
       control component under the runner's name (it starts sampling once every component is ready, counts env
       steps and fans out ``stop()``).

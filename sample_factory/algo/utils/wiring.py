@@ -48,7 +48,9 @@ learner) and its worker index or policy are fields of its ``LoopSpec``
 
 from __future__ import annotations
 
-RUNNER = "runner"
+from sample_factory.messaging.event_loop import RUNNER
+
+__all__ = ["RUNNER", "batcher_name", "inference_worker_name", "learner_name", "rollout_worker_name"]
 
 
 def rollout_worker_name(worker_idx: int) -> str:

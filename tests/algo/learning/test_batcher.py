@@ -13,11 +13,11 @@ import torch
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import Component, EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.messaging.event_loop import Component, EventLoop, LocalInbox, Router
 
 
 def _setup(async_rl: bool, sampler_states: SamplerStateExchange | None = None, idle_timeout: float = 0.1):

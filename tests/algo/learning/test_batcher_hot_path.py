@@ -16,8 +16,8 @@ from hot_path_harness import HotPath, all_problems, clone_slot, env_action_probl
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.event_loop import Component
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
+from sample_factory.messaging.event_loop import Component
 
 STALL_ITERATIONS = 300  # loop iterations that would be ample to sample further if anything were free
 

@@ -11,7 +11,7 @@ import torch
 from sf_run import run_script
 
 from sample_factory.algo.learning.learner_worker import LearnerWorker
-from sample_factory.algo.utils.event_loop import EventLoop, Router
+from sample_factory.messaging.event_loop import EventLoop, Router
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEST_WARNING = "--load_checkpoint_kind=best is ignored here: resuming training always continues from the latest"

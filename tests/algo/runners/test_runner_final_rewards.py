@@ -10,8 +10,8 @@ import pytest
 
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 
 @pytest.fixture

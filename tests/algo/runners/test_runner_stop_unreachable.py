@@ -9,9 +9,9 @@ import numpy as np
 
 from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router, make_mp_inbox
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router, make_mp_inbox
+from sample_factory.utils.misc import ExperimentStatus
 
 
 def test_stop_request_to_a_dead_full_inbox_does_not_block_or_skip_the_others():

@@ -7,9 +7,9 @@ import queue
 
 from sample_factory.algo.runners.setup import obtain_env_info
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
+from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
 ROLLOUT = 8

@@ -15,9 +15,9 @@ import torch
 from hot_path_harness import HotPath, all_problems, clone_slot, hot_path_cfg, trajectory_problems
 
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.event_loop import Component
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.wiring import batcher_name
+from sample_factory.messaging.event_loop import Component
 
 
 @pytest.fixture(autouse=True)

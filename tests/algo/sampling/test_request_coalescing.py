@@ -11,7 +11,7 @@ import torch
 from sampling_helpers import WORKER, OneWorkerLoop
 from test_hot_path import _inference_worker
 
-from sample_factory.algo.utils.event_loop import LocalInbox
+from sample_factory.messaging.event_loop import LocalInbox
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.sampler import SerialSampler, as_policy_weights, sampling_policy_weights
 from sample_factory.algo.utils.checkpoints import save_checkpoint
-from sample_factory.algo.utils.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER
+from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 
 def _cfg(tmp_path, *extra: str):

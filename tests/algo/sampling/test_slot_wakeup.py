@@ -14,8 +14,8 @@ import torch
 from sampling_helpers import ROLLOUT, WORKER, OneWorkerLoop
 
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.event_loop import LocalInbox, make_mp_inbox
 from sample_factory.algo.utils.restart_info import RestartInfo
+from sample_factory.messaging.event_loop import LocalInbox, make_mp_inbox
 
 
 @pytest.fixture

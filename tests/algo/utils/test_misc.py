@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sample_factory.algo.utils.misc import EPISODIC
+from sample_factory.utils.misc import EPISODIC
 
 
 def test_episodic_stats_key_is_sample_factory_2s():

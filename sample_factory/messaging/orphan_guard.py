@@ -21,7 +21,7 @@ import os
 import threading
 from typing import Any
 
-from sample_factory.algo.utils.queue_repair import layout_supported, release_if_dead_holder
+from sample_factory.messaging.queue_repair import layout_supported, release_if_dead_holder
 from sample_factory.utils.logging_setup import log
 
 CHECK_PERIOD_S = 1.0

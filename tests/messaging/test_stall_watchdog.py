@@ -6,7 +6,7 @@ import threading
 
 from sf_run import run_module
 
-from sample_factory.algo.runners.serial_watchdog import SerialStallWatchdog
+from sample_factory.messaging.stall_watchdog import StallWatchdog
 
 
 def env_step_that_hangs(released: threading.Event) -> None:
@@ -21,7 +21,7 @@ def test_a_silent_thread_is_reported_with_where_it_is_stuck():
         messages.append(message)
         released.set()
 
-    watchdog = SerialStallWatchdog(0.2, 0.2, lambda: "resume hint", on_stall=on_stall)
+    watchdog = StallWatchdog(0.2, 0.2, lambda: "resume hint", on_stall=on_stall)
     watchdog.start()
     try:
         watchdog.beat()  # the loop has started: the per-iteration limit applies
@@ -37,7 +37,7 @@ def test_a_silent_thread_is_reported_with_where_it_is_stuck():
 def test_start_up_gets_its_own_longer_limit():
     released = threading.Event()
     messages: list[str] = []
-    watchdog = SerialStallWatchdog(0.1, 0.4, on_stall=lambda m: (messages.append(m), released.set()))
+    watchdog = StallWatchdog(0.1, 0.4, on_stall=lambda m: (messages.append(m), released.set()))
     watchdog.start()
     try:
         env_step_that_hangs(released)  # no beat yet: a hang while starting is reported too, after 0.4 s
@@ -49,7 +49,7 @@ def test_start_up_gets_its_own_longer_limit():
 
 def test_beats_keep_it_quiet():
     stalls: list[str] = []
-    watchdog = SerialStallWatchdog(0.5, on_stall=stalls.append)
+    watchdog = StallWatchdog(0.5, on_stall=stalls.append)
     done = threading.Event()
     watchdog.start()
     try:

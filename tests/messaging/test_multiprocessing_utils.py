@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sample_factory.algo.utils.multiprocessing_utils import NoLock, get_mp_ctx, get_mp_lock
+from sample_factory.messaging.multiprocessing_utils import NoLock, get_mp_ctx, get_mp_lock
 
 
 def test_serial_mode_has_no_context():

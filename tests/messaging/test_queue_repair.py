@@ -17,8 +17,8 @@ import faster_fifo
 from queue_poison import hold_until_killed, poison
 from sf_run import run_script
 
-from sample_factory.algo.utils import queue_repair
-from sample_factory.algo.utils.queue_repair import HEADER, QueueDoctor, layout_supported, lock_holder, thread_alive
+from sample_factory.messaging import queue_repair
+from sample_factory.messaging.queue_repair import HEADER, QueueDoctor, layout_supported, lock_holder, thread_alive
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MESSAGE_COUNT_OFFSET = 40  # the sixth header word

@@ -18,7 +18,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from sample_factory.algo.utils.misc import ExperimentStatus
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.utils import log
 
 SERIAL_CAUSE = "something in the main thread does not return, most often an env step or a simulator that hangs"
@@ -35,7 +35,7 @@ def exit_with_failure(message: str) -> None:
     os._exit(ExperimentStatus.FAILURE)
 
 
-class SerialStallWatchdog:
+class StallWatchdog:
     """Calls ``on_stall`` once when ``beat()`` has not been called for ``timeout_s`` seconds.
 
     ``beat()`` costs one clock read, so the event loop calls it every iteration. Until the first beat the limit is

@@ -33,11 +33,13 @@ from typing import Any
 
 import torch
 
-from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.timing import Timing
 
 Message = tuple[str, str, tuple]
+
+# the address of the runner, the supervisor every loop reports its components' errors to
+RUNNER = "runner"
 
 # faster-fifo queue size; control messages are tiny, this leaves room for bursts of stats
 INBOX_MAX_BYTES = 10 * 1024 * 1024

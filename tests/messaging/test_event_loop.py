@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from sample_factory.algo.utils import event_loop
-from sample_factory.algo.utils.event_loop import (
+from sample_factory.messaging import event_loop
+from sample_factory.messaging.event_loop import (
     Component,
     EventLoop,
     LocalInbox,
