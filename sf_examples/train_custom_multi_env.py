@@ -197,6 +197,11 @@ def register_multi_env_components() -> None:
     register_env(ENV_NAME, make_custom_multi_env_func)
 
 
+# Sample Factory 2's names for this example's parser and registration, used by its tests and user scripts
+parse_custom_args = parse_multi_env_args
+register_custom_components = register_multi_env_components
+
+
 def main() -> StatusCode:
     register_multi_env_components()
     cfg = parse_multi_env_args()

@@ -27,8 +27,9 @@ BACKENDS: dict[str, ModuleType] = {"processes": run_processes, "slurm": run_slur
 def _add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--run",
-        required=True,
-        help="Importable module (sf_examples.gym.experiments.cartpole_seeds) or .py file defining RUN_DESCRIPTION.",
+        default=None,
+        help="Importable module (sf_examples.gym.experiments.cartpole_seeds) or .py file defining RUN_DESCRIPTION "
+        "(required to launch; code that builds the parser to fill in the other flags may leave it out).",
     )
     parser.add_argument("--backend", default="processes", choices=sorted(BACKENDS), help="Where the experiments run.")
     parser.add_argument(
@@ -83,6 +84,11 @@ def _owner_of(flag: str) -> str | None:
 def parse_launcher_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = launcher_argparser(argv)
     args, unknown = parser.parse_known_args(argv)
+    if args.run is None:
+        parser.error(
+            "--run is required: the module (e.g. sf_examples.gym.experiments.cartpole_seeds) or .py file "
+            "that defines RUN_DESCRIPTION"
+        )
     for flag in unknown:
         owner = _owner_of(flag)
         hint = f"it is a flag of --backend={owner}" if owner else "see --help for the flags of each backend"

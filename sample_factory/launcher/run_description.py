@@ -89,7 +89,10 @@ class ParamList(ParamGenerator):
 
 
 class ExperimentCommand(NamedTuple):
-    """One expanded experiment; unpacks like Sample Factory 2's ``(cmd, name, root_dir, env_vars)`` tuples."""
+    """One expanded experiment; unpacks like Sample Factory 2's ``(cmd, name, root_dir, env_vars)`` tuples.
+
+    ``root_dir`` is the experiment's folder relative to the launcher's ``--train_dir``: ``<run_name>/<name>``.
+    """
 
     cmd: str
     name: str
@@ -132,6 +135,42 @@ class Experiment:
             return self.param_generator.varied_keys()
         return ParamList(self.combinations()).varied_keys()
 
+    def named_combinations(
+        self, customize_experiment_name: bool = True, first_index: int = 0, suffix: str = ""
+    ) -> list[tuple[ParamDict, str]]:
+        """Each parameter combination with its experiment name, numbered from ``first_index``.
+
+        With ``customize_experiment_name`` the name is ``<index>_<experiment>_<key>_<value>...`` built from the
+        parameters that vary; without it, the experiment's own name (plus the index when it expands to several).
+        """
+        combinations = self.combinations()
+        varied = self.varied_keys()
+        named = []
+        for index, params in enumerate(combinations, start=first_index):
+            if customize_experiment_name:
+                parts = [f"{index:02d}", self.name] + [_name_part(k, params[k]) for k in varied if k in params]
+                name = "_".join(parts)
+            else:
+                name = self.name if len(combinations) == 1 else f"{self.name}_{index:02d}"
+            named.append((params, name[:MAX_NAME_LENGTH] + suffix))  # the index prefix keeps truncated names unique
+        return named
+
+    def generate_experiments(
+        self,
+        experiment_arg_name: str = "--experiment",
+        customize_experiment_name: bool = True,
+        param_prefix: str = "--",
+    ) -> list[tuple[str, str]]:
+        """``(command, name)`` per parameter combination, numbered from 00, as Sample Factory 2's Experiment gives.
+
+        The command is ``cmd`` plus ``<param_prefix><key>=<value>`` for every parameter and
+        ``<experiment_arg_name>=<name>``; :class:`RunDescription` adds the train dir argument on top.
+        """
+        return [
+            (_command(self.cmd, params, param_prefix, [(experiment_arg_name, name)]), name)
+            for params, name in self.named_combinations(customize_experiment_name)
+        ]
+
 
 def _format_value(value: Any) -> str:
     return str(value)
@@ -139,6 +178,13 @@ def _format_value(value: Any) -> str:
 
 def _name_part(key: str, value: Any) -> str:
     return _UNSAFE_NAME_CHARS.sub("_", f"{key.lstrip('-')}_{_format_value(value)}")
+
+
+def _command(cmd: str, params: ParamDict, param_prefix: str, launcher_args: list[tuple[str, str]]) -> str:
+    """``cmd`` with the parameters and the launcher's own ``arg=value`` pairs appended, each shell-quoted."""
+    args = [f"{param_prefix}{key}={_format_value(value)}" for key, value in params.items()]
+    args += [f"{arg}={value}" for arg, value in launcher_args]
+    return " ".join([cmd.strip()] + [shlex.quote(a) for a in args])
 
 
 class RunDescription:
@@ -176,40 +222,22 @@ class RunDescription:
         return os.path.join(train_dir, self.run_name)
 
     def generate_experiments(self, train_dir: str) -> list[ExperimentCommand]:
-        """Every experiment's command line, in launch order; raises on clashing names or launcher-owned flags."""
-        root_dir = self.run_dir(train_dir)
+        """Every experiment's command line, in launch order; raises on clashing names or launcher-owned flags.
+
+        Experiments are numbered through the whole run (the second Experiment continues where the first stopped),
+        so names sort in launch order in the run folder that they share.
+        """
+        run_dir = self.run_dir(train_dir)
         commands = []
-        index = 0
         for experiment in self.experiments:
             self._check_command(experiment)
-            combinations = experiment.combinations()
-            varied = experiment.varied_keys()
-            for params in combinations:
-                name = self._experiment_name(experiment, params, varied, index, len(combinations))
-                commands.append(
-                    ExperimentCommand(
-                        self._command(experiment, params, name, root_dir), name, root_dir, experiment.env_vars
-                    )
-                )
-                index += 1
+            named = experiment.named_combinations(self.customize_experiment_name, len(commands), self.experiment_suffix)
+            for params, name in named:
+                launcher_args = [(self.experiment_arg_name, name), (self.experiment_dir_arg_name, run_dir)]
+                cmd = _command(experiment.cmd, params, self.param_prefix, launcher_args)
+                commands.append(ExperimentCommand(cmd, name, os.path.join(self.run_name, name), experiment.env_vars))
         self._check_unique(commands)
         return commands
-
-    def _experiment_name(
-        self, experiment: Experiment, params: ParamDict, varied: list[str], index: int, count: int
-    ) -> str:
-        if self.customize_experiment_name:
-            parts = [f"{index:02d}", experiment.name] + [_name_part(k, params[k]) for k in varied if k in params]
-            name = "_".join(parts)
-        else:
-            name = experiment.name if count == 1 else f"{experiment.name}_{index:02d}"
-        name = name[:MAX_NAME_LENGTH]  # the index prefix keeps truncated names unique
-        return f"{name}{self.experiment_suffix}" if self.experiment_suffix else name
-
-    def _command(self, experiment: Experiment, params: ParamDict, name: str, root_dir: str) -> str:
-        args = [f"{self.param_prefix}{key}={_format_value(value)}" for key, value in params.items()]
-        args += [f"{self.experiment_arg_name}={name}", f"{self.experiment_dir_arg_name}={root_dir}"]
-        return " ".join([experiment.cmd.strip()] + [shlex.quote(a) for a in args])
 
     def _check_command(self, experiment: Experiment) -> None:
         for owned in (self.experiment_arg_name, self.experiment_dir_arg_name):

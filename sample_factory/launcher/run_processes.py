@@ -267,8 +267,8 @@ def final_report(experiments: list[LocalExperiment], now: float) -> str:
 
 def make_experiments(description: RunDescription, train_dir: str) -> list[LocalExperiment]:
     experiments = []
+    logs = os.path.join(description.run_dir(train_dir), "launcher_logs")
     for command in description.generate_experiments(train_dir):
-        logs = os.path.join(command.root_dir, "launcher_logs")
         base = os.path.join(logs, command.name)
         experiments.append(LocalExperiment(command, f"{base}.out", f"{base}.err"))
     return experiments

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
-from sample_factory.algo.utils.action_distributions import ActionDistribution
+from sample_factory.algo.utils.action_distributions import ActionDistribution, buffer_actions
 from sample_factory.algo.utils.context import global_model_factory
 from sample_factory.algo.utils.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -163,13 +163,13 @@ class ActorCritic(ModelModule):
 
     @staticmethod
     def _sample_actions(distribution: ActionDistribution) -> tuple[Tensor, Tensor]:
-        """Actions (in the distribution's own layout) and their log-probs ``[B]``.
+        """Actions in the buffers' layout (``[B]`` for Discrete, see ``buffer_actions``) and their log-probs ``[B]``.
 
         Actions are data, not a function of the weights: detaching keeps a reparameterised sample from cancelling
         the gradient of its own log-prob. (Not ``torch.no_grad()``: distributions may cache grad-free tensors then.)
         """
         actions = distribution.sample().detach()
-        return actions, distribution.log_prob(actions)
+        return buffer_actions(distribution, actions), distribution.log_prob(actions)
 
     def get_action_parameterization(self, decoder_output_size: int) -> ActionParameterizationBase:
         """The policy head; override to use a custom one."""

@@ -20,14 +20,25 @@ def iterate_recursively(d: dict) -> Iterator[tuple[dict, Any, Any]]:
             yield d, key, value
 
 
-def list_of_dicts_to_dict_of_lists(list_of_dicts: list[dict]) -> dict[Any, list]:
-    """``[{"a": 1, "b": 2}, {"a": 3}]`` -> ``{"a": [1, 3], "b": [2]}``: values gathered per key, in list order.
+def list_of_dicts_to_dict_of_lists(list_of_dicts: list[dict]) -> dict[Any, Any]:
+    """``[{"a": 1, "b": {"c": 2}}, {"a": 3, "b": {"c": 4}}]`` -> ``{"a": [1, 3], "b": {"c": [2, 4]}}``.
 
-    A key missing from some dicts gets only the values of the dicts that have it (stats of different episodes need
-    not report the same keys). Values are not recursed into.
+    Values are gathered per key, in list order; nested dicts are transposed the same way, level by level, so a
+    nested stats dict becomes a nested dict of lists rather than a list of dicts. A key missing from some dicts gets
+    only the values of the dicts that have it (stats of different episodes need not report the same keys). Under one
+    key, values must be all dicts or all non-dicts.
     """
-    result: dict[Any, list] = {}
+    gathered: dict[Any, list] = {}
     for d in list_of_dicts:
         for key, value in d.items():
-            result.setdefault(key, []).append(value)
-    return result
+            gathered.setdefault(key, []).append(value)
+    return {key: _transpose_values(key, values) for key, values in gathered.items()}
+
+
+def _transpose_values(key: Any, values: list) -> Any:
+    nested = [isinstance(value, dict) for value in values]
+    if all(nested):
+        return list_of_dicts_to_dict_of_lists(values)
+    if any(nested):
+        raise TypeError(f"list_of_dicts_to_dict_of_lists: {key!r} holds a dict in some dicts and a non-dict in others")
+    return values

@@ -31,11 +31,13 @@ def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) 
     """The CPU cores rollout worker ``worker_idx`` of ``num_workers`` should be pinned to, or None to leave it free.
 
     Cores are numbered ``0 .. cpu_count - 1`` (the i-th core the run may use; a caller restricted by an affinity mask
-    maps i to its i-th allowed core). Workers are spread evenly so no core runs two workers while another idles:
+    maps i to its i-th allowed core). Workers are spread evenly so no core runs more workers than another:
 
-    - ``num_workers >= cpu_count``: one core each, round robin (worker ``i`` gets core ``i % cpu_count``);
-    - ``cpu_count > num_workers``: each worker gets its own contiguous share of ``cpu_count / num_workers`` cores
-      (shares differ by at most one core when the division is not exact), so env threads have room to run.
+    - the workers that fill whole rounds over the cores (the first ``cpu_count * (num_workers // cpu_count)``)
+      get one core each, round robin (worker ``i`` gets core ``i % cpu_count``);
+    - the ``num_workers % cpu_count`` workers left over (all of them when ``cpu_count > num_workers``) each get a
+      contiguous share of ``cpu_count / leftover`` cores (shares differ by at most one core), so that they are
+      spread over every core instead of stacking a further worker on the first cores, and env threads have room.
 
     None when there is nothing to pin: a single core, where pinning cannot change anything.
     """
@@ -47,11 +49,12 @@ def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) 
         raise ValueError(f"worker_idx={worker_idx} is not a worker of {num_workers} (0..{num_workers - 1})")
     if cpu_count == 1:
         return None
-    if num_workers >= cpu_count:
+    in_full_rounds = num_workers // cpu_count * cpu_count
+    if worker_idx < in_full_rounds:
         return [worker_idx % cpu_count]
-    first = worker_idx * cpu_count // num_workers
-    last = (worker_idx + 1) * cpu_count // num_workers
-    return list(range(first, last))
+    leftover = num_workers - in_full_rounds
+    share = worker_idx - in_full_rounds
+    return list(range(share * cpu_count // leftover, (share + 1) * cpu_count // leftover))
 
 
 def pid_by_title(session: int, title: str) -> int:

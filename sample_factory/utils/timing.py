@@ -171,9 +171,17 @@ class Timing:
         """``(key, seconds)`` pairs in first-use order, e.g. to send timings to TensorBoard."""
         return list(self._values.items())
 
-    def __str__(self) -> str:
-        """Flat one-line report: ``Name: key1: 1.2345, key2: 0.5000`` in first-use order."""
+    def flat_str(self) -> str:
+        """Flat one-line report of every key: ``Name: key1: 1.2345, key2: 0.5000`` in first-use order.
+
+        ``add_time`` keys appear once with their total over all tree positions, next to the ``timeit`` and
+        ``time_avg`` keys; :meth:`tree_str` shows where the ``add_time`` seconds were spent.
+        """
         return f"{self._name}: " + _join(self._values.items())
+
+    def __str__(self) -> str:
+        """The flat one-line report (:meth:`flat_str`), short enough for a log line."""
+        return self.flat_str()
 
     def tree_str(self) -> str:
         """Indented report of the ``add_time`` tree, the layout of the profiling reports printed at exit.

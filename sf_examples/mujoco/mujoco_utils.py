@@ -20,6 +20,7 @@ from sample_factory.envs.env_utils import UnknownEnvError, require_optional_modu
 from sample_factory.envs.env_wrappers import ActionRepeatWrapper
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
+from sample_factory.utils.utils import is_module_available
 
 # Sample Factory 2's env names -> Gymnasium ids
 MUJOCO_ENVS: dict[str, str] = {
@@ -39,6 +40,11 @@ MUJOCO_ENVS: dict[str, str] = {
 HEADLESS_GL_BACKENDS: tuple[tuple[str, str], ...] = (("egl", "EGL"), ("osmesa", "OSMesa"))
 # video frames when the cfg does not say (a notebook, a test): software rendering of 480x480 frames is slow
 DEFAULT_RENDER_SIZE = (480, 480)
+
+
+def mujoco_available() -> bool:
+    """True if the ``mujoco`` package is installed (tests skip the MuJoCo family without it); it is not imported."""
+    return is_module_available("mujoco")
 
 
 def mujoco_gym_id(env_name: str) -> str:

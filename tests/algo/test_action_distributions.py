@@ -15,6 +15,7 @@ from sample_factory.algo.utils.action_distributions import (
     ContinuousActionDistribution,
     TupleActionDistribution,
     argmax_actions,
+    buffer_actions,
     calc_num_action_parameters,
     calc_num_actions,
     get_action_distribution,
@@ -37,8 +38,8 @@ def test_categorical_matches_torch():
     other = get_action_distribution(gym.spaces.Discrete(5), other_logits)
     reference, reference_other = Categorical(logits=logits), Categorical(logits=other_logits)
     actions = dist.sample()
-    assert actions.shape == (BATCH,) and actions.dtype == torch.int64
-    torch.testing.assert_close(dist.log_prob(actions), reference.log_prob(actions))
+    assert actions.shape == (BATCH, 1) and actions.dtype == torch.int64  # one column per action number
+    torch.testing.assert_close(dist.log_prob(actions), reference.log_prob(actions.squeeze(-1)))
     torch.testing.assert_close(dist.entropy(), reference.entropy())
     torch.testing.assert_close(dist.kl_divergence(other), kl_divergence(reference, reference_other))
     torch.testing.assert_close(dist.probs, reference.probs)
@@ -53,7 +54,7 @@ def test_categorical_log_prob_accepts_float_column_actions():
 def test_categorical_samples_follow_probabilities():
     probs = torch.tensor([0.1, 0.6, 0.3])
     dist = CategoricalActionDistribution(probs.log().expand(20000, 3))
-    frequencies = torch.bincount(dist.sample(), minlength=3).float() / 20000
+    frequencies = torch.bincount(dist.sample().squeeze(-1), minlength=3).float() / 20000
     torch.testing.assert_close(frequencies, probs, atol=0.02, rtol=0)
 
 
@@ -72,7 +73,7 @@ def test_masked_action_is_never_sampled():
     mask = torch.tensor([1, 1, 0, 1]).expand(10000, 4)
     dist = CategoricalActionDistribution(logits, mask)
     actions = dist.sample()
-    assert not torch.any(actions == 2)
+    assert not torch.any(actions == 2) and not torch.any(dist.sample_gumbel() == 2)
     assert set(actions.unique().tolist()) == {0, 1, 3}
     assert torch.isfinite(dist.entropy()).all()
     torch.testing.assert_close(dist.entropy(), torch.full((10000,), math.log(3)))
@@ -213,6 +214,60 @@ def test_sample_actions_log_probs_function_scores_its_own_samples(space: gym.Spa
     distribution = get_action_distribution(space, torch.randn(BATCH, calc_num_action_parameters(space)))
     actions, log_probs = sample_actions_log_probs(distribution)
     assert log_probs.shape == (BATCH,)
-    assert actions.shape[0] == BATCH and (actions.dim() == 1) == isinstance(space, gym.spaces.Discrete)
+    assert actions.shape == (BATCH, calc_num_actions(space))
     torch.testing.assert_close(log_probs, distribution.log_prob(actions))
     assert torch.all(log_probs <= 0) or not isinstance(space, gym.spaces.Discrete)
+
+
+def test_gumbel_max_samples_follow_probabilities():
+    probs = torch.tensor([0.1, 0.6, 0.3])
+    dist = CategoricalActionDistribution(probs.log().expand(20000, 3))
+    actions = dist.sample_gumbel()
+    assert actions.shape == (20000, 1) and actions.dtype == torch.int64
+    frequencies = torch.bincount(actions.squeeze(-1), minlength=3).float() / 20000
+    torch.testing.assert_close(frequencies, probs, atol=0.02, rtol=0)
+
+
+def test_categorical_log_prob_of_several_actions_per_row():
+    """``[B, k]`` actions are k actions scored against their row's distribution (``[B, k]`` out)."""
+    logits = torch.tensor([[0.0, 1.0, 2.0], [2.0, 0.0, 0.0]])
+    dist = CategoricalActionDistribution(logits)
+    every_action = torch.tensor([[0, 1, 2], [0, 1, 2]])
+    torch.testing.assert_close(dist.log_prob(every_action), torch.log_softmax(logits, -1))
+    assert dist.log_prob(torch.tensor([[2], [0]])).shape == (2,)
+    assert dist.log_prob(torch.tensor([2, 0])).shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("space", "buffer_shape"),
+    [
+        (gym.spaces.Discrete(4), (BATCH,)),
+        (gym.spaces.Box(-1, 1, (1,)), (BATCH, 1)),
+        (gym.spaces.Box(-1, 1, (3,)), (BATCH, 3)),
+        (gym.spaces.MultiDiscrete([2, 3]), (BATCH, 2)),
+    ],
+)
+def test_buffer_actions_drop_only_the_discrete_column(space: gym.Space, buffer_shape: tuple[int, ...]):
+    distribution = get_action_distribution(space, torch.randn(BATCH, calc_num_action_parameters(space)))
+    actions = distribution.sample()
+    stored = buffer_actions(distribution, actions)
+    assert stored.shape == buffer_shape
+    torch.testing.assert_close(distribution.log_prob(stored), distribution.log_prob(actions))
+
+
+def test_tuple_mask_may_be_stacked_along_the_batch():
+    """Masks of equal-width components may come as ``[k * B, n]``: component j's mask in rows j*B..(j+1)*B."""
+    space = gym.spaces.Tuple([gym.spaces.Discrete(3), gym.spaces.Discrete(3)])
+    batch = 2000
+    first = torch.tensor([1, 0, 0]).expand(batch, 3)  # first component: only action 0
+    second = torch.tensor([0, 1, 1]).expand(batch, 3)  # second component: never action 0
+    actions = get_action_distribution(space, torch.zeros(batch, 6), torch.cat([first, second])).sample()
+    assert torch.all(actions[:, 0] == 0) and torch.all(actions[:, 1] != 0)
+    side_by_side = get_action_distribution(space, torch.zeros(batch, 6), torch.cat([first, second], dim=1))
+    assert torch.all(side_by_side.sample()[:, 0] == 0)
+
+
+def test_tuple_mask_of_a_wrong_shape_names_the_accepted_ones():
+    space = gym.spaces.Tuple([gym.spaces.Discrete(3), gym.spaces.Discrete(2)])
+    with pytest.raises(ValueError, match=r"\[batch, 5\]"):
+        get_action_distribution(space, torch.zeros(4, 5), torch.ones(4, 3))

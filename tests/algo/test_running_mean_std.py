@@ -1,4 +1,4 @@
-"""Running mean/std normalisers against numpy statistics over everything seen."""
+"""Running mean/std normalisers against numpy statistics (mean, sample variance) over everything seen."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_statistics_match_numpy_over_several_updates(shape: tuple[int, ...]):
         normalizer(torch.tensor(batch, dtype=torch.float32))
     seen = np.concatenate(batches).astype(np.float32).astype(np.float64)
     np.testing.assert_allclose(normalizer.running_mean.numpy(), seen.mean(axis=0), rtol=1e-10)
-    np.testing.assert_allclose(normalizer.running_var.numpy(), seen.var(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(normalizer.running_var.numpy(), seen.var(axis=0, ddof=1), rtol=1e-10)
     assert normalizer.count.item() == len(seen)
 
 
@@ -34,12 +34,12 @@ def test_leading_dims_all_count_as_batch():
 
 def test_normalizes_in_place_with_clipping():
     normalizer = RunningMeanStdInPlace((2,), clip=5.0)
-    normalizer(torch.tensor([[0.0, 10.0], [2.0, 30.0]]))  # mean [1, 20], var [1, 100]
+    normalizer(torch.tensor([[0.0, 10.0], [2.0, 30.0]]))  # mean [1, 20], sample variance [2, 200]
     normalizer.eval()
     x = torch.tensor([[3.0, 10.0], [100.0, 20.0]])
     result = normalizer(x)
     assert result is x
-    expected = torch.tensor([[2.0 / np.sqrt(1 + EPSILON), -10.0 / np.sqrt(100 + EPSILON)], [5.0, 0.0]])
+    expected = torch.tensor([[2.0 / np.sqrt(2 + EPSILON), -10.0 / np.sqrt(200 + EPSILON)], [5.0, 0.0]])
     torch.testing.assert_close(x, expected.float())
     assert normalizer.count.item() == 2  # eval mode leaves the statistics alone
 
@@ -129,7 +129,7 @@ def test_per_channel_statistics_pool_each_channel_over_pixels_and_batch():
     out = normalizer(torch.tensor(batches[-1])).numpy()
 
     seen = np.concatenate(batches)  # [N, C, H, W]
-    mean, var = seen.mean(axis=(0, 2, 3)), seen.var(axis=(0, 2, 3))
+    mean, var = seen.mean(axis=(0, 2, 3)), seen.var(axis=(0, 2, 3), ddof=1)
     assert normalizer.running_mean.shape == (3, 1, 1)
     np.testing.assert_allclose(normalizer.running_mean.numpy().ravel(), mean, rtol=1e-10)
     np.testing.assert_allclose(normalizer.running_var.numpy().ravel(), var, rtol=1e-10)
@@ -145,7 +145,7 @@ def test_per_channel_uint8_images():
     normalizer(torch.tensor(images))
     as_float = images.astype(np.float64)
     np.testing.assert_allclose(normalizer.running_mean.numpy().ravel(), as_float.mean(axis=(0, 2, 3)), rtol=1e-6)
-    np.testing.assert_allclose(normalizer.running_var.numpy().ravel(), as_float.var(axis=(0, 2, 3)), rtol=1e-5)
+    np.testing.assert_allclose(normalizer.running_var.numpy().ravel(), as_float.var(axis=(0, 2, 3), ddof=1), rtol=1e-5)
 
 
 def test_norm_only_divides_by_std_without_centering():
@@ -153,7 +153,7 @@ def test_norm_only_divides_by_std_without_centering():
     batch = rng.normal(loc=5.0, scale=2.0, size=(50, 2))
     normalizer = RunningMeanStdInPlace((2,), norm_only=True, clip=100.0)
     out = normalizer(torch.tensor(batch)).numpy()
-    np.testing.assert_allclose(out, batch / np.sqrt(batch.var(axis=0) + EPSILON), rtol=1e-10)
+    np.testing.assert_allclose(out, batch / np.sqrt(batch.var(axis=0, ddof=1) + EPSILON), rtol=1e-10)
     assert out.mean() > 1.0  # the mean of ~5/2 survives: nothing was subtracted
     restored = normalizer(torch.tensor(out), denormalize=True).numpy()
     np.testing.assert_allclose(restored, batch, rtol=1e-10)
@@ -204,3 +204,41 @@ def test_statistics_cached_in_inference_mode_serve_autograd_afterwards():
     out = rms(values, denormalize=True)  # multiplies by the cached std, which autograd saves
     out.sum().backward()
     assert torch.allclose(values.grad, torch.sqrt(rms.running_var + rms.epsilon).float().expand(4))
+
+
+@pytest.mark.parametrize("norm_only", [False, True])
+def test_two_samples_normalise_to_unit_sample_std(norm_only: bool):
+    """The sample variance is unbiased: even a first batch of two comes out with a sample std of one, not sqrt(2)."""
+    normalizer = RunningMeanStdInPlace((3,), norm_only=norm_only)
+    batch = torch.tensor([[0.0, 1.0, -3.0], [0.5, 4.0, 1.0]], dtype=torch.float64)
+    out = normalizer(batch.clone())
+    torch.testing.assert_close(out.std(dim=0), torch.ones(3, dtype=torch.float64), atol=1e-4, rtol=0)
+
+
+def test_norm_only_does_not_clip():
+    """Clipping bounds standardised values; a value that is only rescaled may lie far from zero."""
+    normalizer = RunningMeanStdInPlace((), norm_only=True, clip=5.0)
+    normalizer(torch.tensor([100.0, 101.0], dtype=torch.float64))  # std ~0.7: values rescale to ~140
+    assert normalizer.running_var.item() == pytest.approx(0.5)
+    normalizer.eval()
+    assert normalizer(torch.tensor([100.0])).item() == pytest.approx(100.0 / np.sqrt(0.5 + EPSILON), rel=1e-6)
+    centred = RunningMeanStdInPlace((), clip=5.0)
+    centred(torch.tensor([0.0, 1.0]))
+    centred.eval()
+    assert centred(torch.tensor([100.0])).item() == 5.0
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"per_channel": True}, {"norm_only": True}])
+def test_scripted_normaliser_matches_eager(kwargs: dict):
+    """``torch.jit.script`` compiles the module; scripted and eager give the same outputs and statistics."""
+    eager, scripted = RunningMeanStdInPlace((2, 3, 3), **kwargs), RunningMeanStdInPlace((2, 3, 3), **kwargs)
+    scripted = torch.jit.script(scripted)
+    generator = torch.Generator().manual_seed(4)
+    for _ in range(3):
+        x = torch.rand(5, 2, 3, 3, generator=generator) * 7
+        torch.testing.assert_close(scripted(x.clone()), eager(x.clone()))
+    torch.testing.assert_close(scripted.running_var, eager.running_var)
+    scripted.eval()
+    eager.eval()
+    y = torch.rand(4, 2, 3, 3, generator=generator)
+    torch.testing.assert_close(scripted(y.clone(), denormalize=True), eager(y.clone(), denormalize=True))

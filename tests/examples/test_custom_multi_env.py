@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from example_helpers import assert_trained, run_module, train_args
 
-from sf_examples.train_custom_multi_env import LineGoalsMultiEnv, make_custom_multi_env_func
+from sample_factory.algo.utils.context import global_env_registry, reset_global_context
+from sf_examples.train_custom_multi_env import (
+    LineGoalsMultiEnv,
+    make_custom_multi_env_func,
+    parse_custom_args,
+    register_custom_components,
+)
 
 TRAIN = "sf_examples.train_custom_multi_env"
 ENJOY = "sf_examples.enjoy_custom_multi_env"
@@ -24,6 +30,19 @@ def test_env_declares_the_multi_agent_protocol() -> None:
     obs, infos = env.reset(seed=3)
     assert len(obs) == 2 and len(infos) == 2
     assert all(o.shape == env.observation_space.shape for o in obs)
+
+
+def test_sample_factory_2_names_parse_and_register_this_example() -> None:
+    """``parse_custom_args`` / ``register_custom_components``: the names SF2's tests and scripts import."""
+    cfg = parse_custom_args(argv=["--experiment=x", "--custom_multi_env_num_cells=9"])
+    assert cfg.env == "my_custom_multi_env_v1" and cfg.custom_multi_env_num_cells == 9 and cfg.use_rnn is False
+    assert parse_custom_args(argv=["--experiment=x"], evaluation=True).train_script == TRAIN
+    reset_global_context()
+    try:
+        register_custom_components()
+        assert "my_custom_multi_env_v1" in global_env_registry()
+    finally:
+        reset_global_context()
 
 
 def test_finished_agent_is_auto_reset_alone_and_reports_extra_stats() -> None:

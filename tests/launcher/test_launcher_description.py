@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import shlex
 import subprocess
 import sys
@@ -35,10 +36,10 @@ def test_sweep_expands_to_one_command_per_combination(tmp_path: Path) -> None:
             f"{CARTPOLE} --train_for_env_steps=2000 --seed={seed} --learning_rate={lr} "
             f"--experiment={command.name} --train_dir=/data/train_dir/sweep"
         )
-        assert command.root_dir == "/data/train_dir/sweep"
+        assert command.root_dir == f"sweep/{command.name}"  # the experiment's folder, relative to --train_dir
         assert command.env_vars is None
     cmd, name, root_dir, env_vars = commands[0]  # unpacks like Sample Factory 2's tuples
-    assert name == SWEEP_NAMES[0] and root_dir == "/data/train_dir/sweep"
+    assert name == SWEEP_NAMES[0] and root_dir == f"sweep/{SWEEP_NAMES[0]}"
 
 
 def test_names_show_only_the_varied_parameters_but_commands_get_all() -> None:
@@ -165,7 +166,8 @@ def test_examples_expand_to_commands_their_train_scripts_accept(tmp_path: Path) 
             parse = parsers.get(argv[2])
             if parse is not None:
                 cfg = parse(argv[3:])
-                assert cfg.experiment == command.name and cfg.train_dir == command.root_dir
+                assert cfg.experiment == command.name
+                assert os.path.join(cfg.train_dir, cfg.experiment) == os.path.join(str(tmp_path), command.root_dir)
 
 
 def test_launcher_does_not_import_torch() -> None:
@@ -209,3 +211,34 @@ def test_the_mujoco_sweep_covers_every_env_of_the_family():
     from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS
 
     assert sorted(ENVS) == sorted(MUJOCO_ENVS)
+
+
+def test_experiment_alone_expands_to_commands_and_names_numbered_from_zero() -> None:
+    """``Experiment.generate_experiments``: (command, name) pairs without the run's train dir argument."""
+    grid = ParamGrid([("lr", [0.1, 0.2]), ("env", ["a"])])
+    pairs = Experiment("exp", "python train.py", grid).generate_experiments("--name", param_prefix="-")
+    assert pairs == [
+        ("python train.py -lr=0.1 -env=a --name=00_exp_lr_0.1", "00_exp_lr_0.1"),
+        ("python train.py -lr=0.2 -env=a --name=01_exp_lr_0.2", "01_exp_lr_0.2"),
+    ]
+    assert Experiment("solo", "train").generate_experiments(customize_experiment_name=False) == [
+        ("train --experiment=solo", "solo")
+    ]
+
+
+def test_second_experiment_of_a_run_continues_the_numbering() -> None:
+    grid = ParamGrid([("seed", [1, 2])])
+    description = RunDescription("r", [Experiment("a", "train", grid), Experiment("b", "train", grid)])
+    commands = description.generate_experiments("td")
+    assert [c.name for c in commands] == ["00_a_seed_1", "01_a_seed_2", "02_b_seed_1", "03_b_seed_2"]
+    assert [c.root_dir for c in commands] == [f"r/{c.name}" for c in commands]
+
+
+def test_parser_alone_needs_no_run_but_launching_does() -> None:
+    """Code that builds the parser to fill in flags may leave --run out; the command line may not."""
+    args = launcher_argparser([]).parse_args([])
+    assert args.run is None and args.backend == "processes"
+    result = subprocess.run(
+        [sys.executable, "-m", "sample_factory.launcher.run"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and "--run is required" in result.stderr

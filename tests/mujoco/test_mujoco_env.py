@@ -7,7 +7,7 @@ import pytest
 
 from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.utils.attr_dict import AttrDict
-from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS, choose_headless_gl, make_mujoco_env
+from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS, choose_headless_gl, make_mujoco_env, mujoco_available
 
 SF2_NAMES = {
     "mujoco_ant", "mujoco_halfcheetah", "mujoco_hopper", "mujoco_humanoid", "mujoco_standup",
@@ -72,3 +72,14 @@ def test_rgb_frames_render_headless() -> None:
         assert frame.shape == (48, 64, 3) and frame.std() > 0  # a real picture, not a blank buffer
     finally:
         env.close()
+
+
+def test_mujoco_available_follows_the_installed_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert mujoco_available() is True  # this module is skipped without mujoco
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mujoco" else real_find_spec(name)
+    )
+    assert mujoco_available() is False

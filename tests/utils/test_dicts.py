@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sample_factory.utils.dicts import iterate_recursively, list_of_dicts_to_dict_of_lists
 
 
@@ -25,3 +27,13 @@ def test_list_of_dicts_to_dict_of_lists():
         "c": [5],
     }
     assert list_of_dicts_to_dict_of_lists([]) == {}
+
+
+def test_list_of_dicts_to_dict_of_lists_transposes_nested_dicts():
+    stats = [{"reward": 1, "extra": {"kills": 2, "deaths": 3}}, {"reward": 4, "extra": {"kills": 5}}]
+    assert list_of_dicts_to_dict_of_lists(stats) == {"reward": [1, 4], "extra": {"kills": [2, 5], "deaths": [3]}}
+
+
+def test_list_of_dicts_to_dict_of_lists_refuses_dict_and_value_under_one_key():
+    with pytest.raises(TypeError, match="'extra' holds a dict in some"):
+        list_of_dicts_to_dict_of_lists([{"extra": {"kills": 1}}, {"extra": 2}])

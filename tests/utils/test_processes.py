@@ -17,8 +17,16 @@ def _all(num_workers: int, cpu_count: int) -> list[list[int] | None]:
 
 
 def test_more_workers_than_cores_round_robin():
-    assert _all(5, 2) == [[0], [1], [0], [1], [0]]
     assert _all(4, 4) == [[0], [1], [2], [3]]
+    assert _all(6, 3) == [[0], [1], [2], [0], [1], [2]]
+
+
+def test_workers_left_over_after_full_rounds_share_all_cores():
+    """44 workers on 20 cores: two full rounds, then the last 4 workers get 5 cores each (not cores 0-3 again)."""
+    assignment = _all(44, 20)
+    assert assignment[:40] == [[i % 20] for i in range(40)]
+    assert assignment[40:] == [list(range(0, 5)), list(range(5, 10)), list(range(10, 15)), list(range(15, 20))]
+    assert _all(5, 2) == [[0], [1], [0], [1], [0, 1]]
 
 
 def test_more_cores_than_workers_each_gets_its_share():

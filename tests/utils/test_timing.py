@@ -95,10 +95,11 @@ def test_same_key_under_two_parents_is_two_nodes_and_one_flat_sum(clock: FakeClo
 
 def test_flat_str_and_value_access(clock: FakeClock) -> None:
     timing = _learner_timing(clock)
-    assert str(timing) == (
+    assert timing.flat_str() == (
         "Learner: wait: 1.0000, train: 5.0000, bptt: 3.0000, forward_head: 1.0000, "
         "losses: 1.2500, update: 1.5000, tail: 0.2500"
     )
+    assert str(timing) == timing.flat_str()
     assert timing.bptt == pytest.approx(3.0)
     assert timing["losses"] == pytest.approx(1.25)
     assert "tail" in timing and "missing" not in timing

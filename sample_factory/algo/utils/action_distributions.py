@@ -8,9 +8,10 @@ classes turn it into something to sample from and to score actions with. Layout 
 - ``MultiDiscrete(nvec)``: the logits of each component concatenated, i.e. a tuple of categoricals.
 - ``Tuple``: the parameters of each subspace concatenated in order (nesting allowed).
 
-Actions are stored in the trajectory buffers as ``calc_num_actions(action_space)`` numbers per step: a ``[B]``
-int64 tensor for ``Discrete``, ``[B, d]`` float32 for ``Box``, ``[B, k]`` for tuples (see
-``TupleActionDistribution`` for its dtype rule). ``log_prob``, ``entropy`` and ``kl_divergence`` return ``[B]``.
+Every distribution samples ``[B, calc_num_actions(action_space)]``: ``[B, 1]`` int64 for ``Discrete``, ``[B, d]``
+float32 for ``Box``, ``[B, k]`` for tuples (see ``TupleActionDistribution`` for its dtype rule). The trajectory
+buffers and the model's ``actions`` output keep a ``Discrete`` action as one number per step, ``[B]``
+(``buffer_actions``). ``log_prob`` takes either layout; it, ``entropy`` and ``kl_divergence`` return ``[B]``.
 
 The classes are written directly against the formulas instead of wrapping ``torch.distributions`` to skip its
 argument validation and broadcasting machinery, which is measurable on the inference hot path.
@@ -111,8 +112,19 @@ def get_action_distribution(
 
 
 def argmax_actions(distribution: ActionDistribution) -> Tensor:
-    """The most likely action: argmax for categoricals, the mean for Gaussians, per component for tuples."""
+    """The most likely action: argmax for categoricals ([B]), the mean for Gaussians, per component for tuples."""
     return distribution.argmax()
+
+
+def buffer_actions(distribution: ActionDistribution, actions: Tensor) -> Tensor:
+    """``actions`` sampled from ``distribution`` in the layout of the trajectory buffers: ``[B]`` for Discrete.
+
+    Samples of a categorical are ``[B, 1]`` (one column per action number, like every other space); the buffers
+    and the env-facing code hold one number per step, so the column is dropped (a view, no copy).
+    """
+    if isinstance(distribution, CategoricalActionDistribution):
+        return actions.squeeze(-1)
+    return actions
 
 
 class CategoricalActionDistribution:
@@ -140,7 +152,7 @@ class CategoricalActionDistribution:
         return self.log_probs.exp()
 
     def sample(self) -> Tensor:
-        """[B] int64 sampled actions, drawn by an exponential race: ``argmax_i p_i / E_i`` with ``E_i ~ Exp(1)``.
+        """[B, 1] int64 sampled actions, drawn by an exponential race: ``argmax_i p_i / E_i`` with ``E_i ~ Exp(1)``.
 
         ``E_i / p_i ~ Exp(p_i)``, and the smallest of independent exponential times is ``i`` with probability
         ``p_i / sum_j p_j``: exactly the categorical law, as ``torch.multinomial`` draws it, at a third of its cost on
@@ -150,15 +162,31 @@ class CategoricalActionDistribution:
         """
         probs = self.probs
         race = torch.empty_like(probs).exponential_().clamp_(min=torch.finfo(probs.dtype).tiny)  # no 0 / 0
-        return (probs / race).argmax(dim=-1)
+        return (probs / race).argmax(dim=-1, keepdim=True)
+
+    def sample_gumbel(self) -> Tensor:
+        """[B, 1] int64 actions drawn with the Gumbel-max trick: ``argmax_i (log p_i + G_i)``, ``G_i ~ Gumbel(0, 1)``.
+
+        The same law as ``sample()`` (``-log E`` of an exponential ``E`` is a standard Gumbel variable, so this is
+        the log of the exponential race), kept for code that asks for it by name.
+        """
+        uniform = torch.rand_like(self.log_probs).clamp_(min=torch.finfo(self.log_probs.dtype).tiny)  # log(0)
+        gumbel = -torch.log(-torch.log(uniform))
+        return (self.log_probs + gumbel).argmax(dim=-1, keepdim=True)
 
     def log_prob(self, actions: Tensor) -> Tensor:
-        """[B] log probability of ``actions`` ([B] or [B, 1], any numeric dtype)."""
-        actions = actions.reshape(-1, 1).long()  # [B, 1]
-        return self.log_probs.gather(-1, actions).squeeze(-1)
+        """Log probabilities of ``actions`` (any numeric dtype): [B] for [B] or [B, 1] actions.
+
+        ``[B, k]`` actions score ``k`` actions per row against that row's distribution and give ``[B, k]``.
+        """
+        actions = actions.long()
+        if actions.dim() < self.log_probs.dim():
+            actions = actions.unsqueeze(-1)  # [B] -> [B, 1]
+        log_probs = self.log_probs.gather(-1, actions)
+        return log_probs.squeeze(-1) if log_probs.shape[-1] == 1 else log_probs
 
     def sample_actions_log_probs(self) -> tuple[Tensor, Tensor]:
-        """Sampled actions [B] and their log probabilities [B] in one call."""
+        """Sampled actions [B, 1] and their log probabilities [B] in one call."""
         actions = self.sample()
         return actions, self.log_prob(actions)
 
@@ -239,6 +267,33 @@ class ContinuousActionDistribution:
         return self.means
 
 
+def _split_action_mask(
+    spaces: tuple[gym.Space, ...], action_mask: Tensor | None, batch_size: int
+) -> list[Tensor | None]:
+    """The mask of each component of a tuple space (None for Box components), from either accepted layout.
+
+    - ``[B, sum of widths]``: the components' masks side by side (what an env's ``action_mask`` observation of
+      shape ``(sum of widths,)`` becomes in a batch);
+    - ``[k * B, n]``: the masks of the ``k`` masked components stacked along the batch dimension, component ``j`` in
+      rows ``j * B .. (j + 1) * B``, possible when every masked component has ``n`` choices.
+    """
+    if action_mask is None:
+        return [None] * len(spaces)
+    widths = [_num_mask_entries(space) for space in spaces]
+    masked = [w for w in widths if w > 0]
+    if tuple(action_mask.shape) == (batch_size, sum(widths)):
+        parts = iter(action_mask.split(masked, dim=-1))
+    elif len(set(masked)) == 1 and tuple(action_mask.shape) == (len(masked) * batch_size, masked[0]):
+        parts = iter(action_mask.split(batch_size, dim=0))
+    else:
+        raise ValueError(
+            f"action_mask of shape {tuple(action_mask.shape)} does not fit a tuple action space with mask widths "
+            f"{widths} and batch size {batch_size}: give [batch, {sum(widths)}] (the components' masks side by "
+            f"side) or, when the masked components have equal widths, [{len(masked)} * batch, width] (stacked)"
+        )
+    return [next(parts) if w > 0 else None for w in widths]
+
+
 class TupleActionDistribution:
     """Independent product of the distributions of a ``Tuple`` (or ``MultiDiscrete``) space's components.
 
@@ -259,18 +314,11 @@ class TupleActionDistribution:
         self.is_discrete = is_all_discrete(action_space)
         self.action_dtype = torch.int64 if self.is_discrete else torch.float32
         logits_per_component = raw_logits.split([calc_num_action_parameters(s) for s in spaces], dim=-1)
-        masks_per_component = self._split_mask(spaces, action_mask)
+        masks_per_component = _split_action_mask(spaces, action_mask, raw_logits.shape[0])
         self.components = [
             get_action_distribution(space, logits, mask, tanh_scale)
             for space, logits, mask in zip(spaces, logits_per_component, masks_per_component, strict=True)
         ]
-
-    @staticmethod
-    def _split_mask(spaces: tuple[gym.Space, ...], action_mask: Tensor | None) -> list[Tensor | None]:
-        if action_mask is None:
-            return [None] * len(spaces)
-        parts = action_mask.split([_num_mask_entries(space) for space in spaces], dim=-1)
-        return [part if part.shape[-1] > 0 else None for part in parts]
 
     def _join(self, component_actions: list[Tensor]) -> Tensor:
         """[B, num_actions] from per-component actions ([B] or [B, d])."""
@@ -322,8 +370,9 @@ ActionDistribution = CategoricalActionDistribution | ContinuousActionDistributio
 def sample_actions_log_probs(distribution: ActionDistribution) -> tuple[Tensor, Tensor]:
     """Sampled actions and their log probabilities ([B]) from any of the distributions above, in one call.
 
-    Actions have the buffer layout of the module docstring: [B] int64 for ``Discrete``, [B, d] for ``Box``,
-    [B, num_actions] for tuples. One call instead of ``sample()`` then ``log_prob()`` lets tuple distributions score
-    each component's sample before joining them (no cast to float and back).
+    Actions are [B, calc_num_actions(space)]: [B, 1] int64 for ``Discrete``, [B, d] for ``Box``, [B, num_actions]
+    for tuples (``buffer_actions`` gives the buffers' layout). One call instead of ``sample()`` then
+    ``log_prob()`` lets tuple distributions score each component's sample before joining them (no cast to float and
+    back).
     """
     return distribution.sample_actions_log_probs()

@@ -1,13 +1,17 @@
 """Running mean/variance normalisation of observations and returns (``--normalize_input``, ``--normalize_returns``).
 
 Statistics are merged batch by batch with the parallel variance algorithm (Chan et al. 1979), so the result
-equals the mean and population variance of everything seen so far, whatever the batch sizes. They are kept in
-float64 buffers: a float32 count or sum of squares loses precision after a few hundred million samples. Being
-buffers, they live in ``state_dict()`` and travel with checkpoints and with the weights shared between the learner
-and the inference workers.
+equals the mean and the sample variance (Bessel-corrected, divided by ``count - 1``) of everything seen so far,
+whatever the batch sizes. The sample variance is the unbiased estimate of the input's variance: normalised data
+then has a sample standard deviation of one even when the normaliser has seen only a few samples (the population
+variance would leave two samples with a standard deviation of sqrt(2)). They are kept in float64 buffers: a
+float32 count or sum of squares loses precision after a few hundred million samples. Being buffers, they live in
+``state_dict()`` and travel with checkpoints and with the weights shared between the learner and the inference
+workers.
 
 Only the learner updates the statistics (modules in ``train()`` mode); inference workers run in ``eval()`` mode
-and only apply them.
+and only apply them. The module compiles with ``torch.jit.script``; the cache of the converted statistics is used
+only in eager mode.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ def _writable_float(x: Tensor) -> Tensor:
 LARGE_SAMPLE_NUMEL = 4096
 
 
-def _batch_moments(x: Tensor, dims: tuple[int, ...] = (0,)) -> tuple[Tensor, Tensor]:
+def _batch_moments(x: Tensor, dims: list[int], large_numel: int = LARGE_SAMPLE_NUMEL) -> tuple[Tensor, Tensor]:
     """float64 mean and population variance of ``x`` over ``dims`` (the batch dim 0, and more for per-channel).
 
     ``x`` is not modified. Returns, scalars and vector observations are summed in float64, exactly. Images (integer
@@ -42,7 +46,7 @@ def _batch_moments(x: Tensor, dims: tuple[int, ...] = (0,)) -> tuple[Tensor, Ten
     relative error ~1e-7 on pixel statistics, and 5x faster on CPU than ``torch.var_mean`` over the leading
     dimension (measured 12 vs 62 ms for 512 Doom frames).
     """
-    large = x.dim() > 1 and x[0].numel() >= LARGE_SAMPLE_NUMEL
+    large = x.dim() > 1 and x[0].numel() >= large_numel
     if x.is_floating_point() and (x.dtype == torch.float64 or not large):
         batch_var, batch_mean = torch.var_mean(x.to(torch.float64), dim=dims, correction=0)
         return batch_mean, batch_var
@@ -77,39 +81,49 @@ class RunningMeanStdInPlace(nn.Module):
         self.input_shape = (input_shape,) if isinstance(input_shape, int) else tuple(input_shape)
         if per_channel and len(self.input_shape) < 1:
             raise ValueError("RunningMeanStdInPlace(per_channel=True) needs an input_shape with a channel dimension")
-        self.epsilon = epsilon
-        self.clip = clip
+        self.epsilon = float(epsilon)
+        self.clip = float(clip)
         self.per_channel = per_channel
         self.norm_only = norm_only
+        # lists, not tuples: TorchScript indexes and concatenates them (see update())
+        self._samples_shape = [-1] + list(self.input_shape)  # [N, *input_shape]
+        # per channel, every value of a channel in every sample is one observation of that channel's distribution
+        self._reduce_dims = [0] + list(range(2, len(self.input_shape) + 1)) if per_channel else [0]
         # per channel: [C, 1, 1, ...] so the statistics broadcast over the remaining dimensions of each sample
         stats_shape = (self.input_shape[0],) + (1,) * (len(self.input_shape) - 1) if per_channel else self.input_shape
         self.register_buffer("running_mean", torch.zeros(stats_shape, dtype=torch.float64))
         self.register_buffer("running_var", torch.ones(stats_shape, dtype=torch.float64))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
         # (running_mean, running_var, (their versions, dtype)) of the cached (mean, std); see _mean_std()
-        self._cached_key: tuple | None = None
-        self._cached_mean_std: tuple[Tensor, Tensor] | None = None
+        self._cached_key = None
+        self._cached_mean_std = None
 
-    @torch.no_grad()
     def update(self, x: Tensor) -> None:
-        """Merges the mean and population variance of batch ``x`` ([*batch, *input_shape]) into the statistics."""
-        x = x.reshape(-1, *self.input_shape)  # [N, *input_shape]
-        if x.shape[0] == 0:
-            return
-        # per channel, every value of a channel in every sample is one observation of that channel's distribution
-        dims = (0, *range(2, x.dim())) if self.per_channel else (0,)
-        batch_count = x.numel() // self.running_mean.numel()
-        batch_mean, batch_var = _batch_moments(x, dims)
-        batch_mean, batch_var = batch_mean.reshape(self.running_mean.shape), batch_var.reshape(self.running_var.shape)
-        total = self.count + batch_count
-        delta = batch_mean - self.running_mean
-        sum_sq = (
-            self.running_var * self.count + batch_var * batch_count + delta.square() * self.count * batch_count / total
-        )
-        self.running_mean += delta * batch_count / total
-        self.running_var.copy_(sum_sq / total)
-        self.count.copy_(total)
+        """Merges batch ``x`` ([*batch, *input_shape]) into the mean and sample variance of everything seen.
 
+        The running variance times ``count - 1`` is the sum of squared deviations so far (none before two samples:
+        the initial variance of one is a placeholder that only keeps an unused normaliser an identity).
+        """
+        with torch.no_grad():
+            x = x.reshape(self._samples_shape)
+            if x.shape[0] == 0:
+                return
+            batch_count = x.numel() // self.running_mean.numel()
+            batch_mean, batch_var = _batch_moments(x, self._reduce_dims)
+            batch_mean = batch_mean.reshape(self.running_mean.shape)
+            batch_var = batch_var.reshape(self.running_var.shape)
+            total = self.count + batch_count
+            delta = batch_mean - self.running_mean
+            sum_sq = (
+                self.running_var * (self.count - 1.0).clamp(min=0.0)
+                + batch_var * batch_count
+                + delta.square() * self.count * batch_count / total
+            )
+            self.running_mean += delta * batch_count / total
+            self.running_var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
+            self.count.copy_(total)
+
+    @torch.jit.unused
     def _mean_std(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """The running mean and ``sqrt(var + eps)`` in ``dtype``, recomputed only when the statistics changed.
 
@@ -131,21 +145,26 @@ class RunningMeanStdInPlace(nn.Module):
     def forward(self, x: Tensor, denormalize: bool = False) -> Tensor:
         """Normalises ``x`` to ``clamp((x - mean) / sqrt(var + eps), -clip, clip)``, or inverts that if ``denormalize``.
 
-        With ``norm_only`` the mean is neither subtracted nor added back. In training mode the statistics are first
-        updated from ``x`` (never when denormalising). ``x`` is overwritten in place when it is a floating-point
-        tensor that autograd does not track, saving a copy of large observation batches; the result is returned
-        either way (a new float32 tensor for integer inputs).
+        With ``norm_only`` the mean is neither subtracted nor added back, and nothing is clipped: ``clip`` bounds a
+        standardised value to that many standard deviations from the mean, which a merely rescaled value is not.
+        In training mode the statistics are first updated from ``x`` (never when denormalising). ``x`` is
+        overwritten in place when it is a floating-point tensor that autograd does not track, saving a copy of large
+        observation batches; the result is returned either way (a new float32 tensor for integer inputs).
         """
         if self.training and not denormalize:
             self.update(x)
         out = _writable_float(x)
-        mean, std = self._mean_std(out.dtype)
+        if torch.jit.is_scripting():
+            mean = self.running_mean.to(out.dtype)
+            std = torch.sqrt(self.running_var + self.epsilon).to(out.dtype)
+        else:
+            mean, std = self._mean_std(out.dtype)
         if denormalize:
             out.mul_(std)
             return out if self.norm_only else out.add_(mean)
-        if not self.norm_only:
-            out.sub_(mean)
-        return out.div_(std).clamp_(-self.clip, self.clip)
+        if self.norm_only:
+            return out.div_(std)
+        return out.sub_(mean).div_(std).clamp_(-self.clip, self.clip)
 
 
 class RunningMeanStdDictInPlace(nn.Module):

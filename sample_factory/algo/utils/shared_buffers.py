@@ -33,7 +33,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, get_action_distribution
+from sample_factory.algo.utils.action_distributions import (
+    buffer_actions,
+    calc_num_action_parameters,
+    get_action_distribution,
+)
 from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.tensor_dict import TensorDict
@@ -70,7 +74,8 @@ def _torch_dtype(np_dtype) -> torch.dtype:
 def action_template(action_space) -> Tensor:
     """One sampled action (batch of 1) from uniform logits: gives the buffer's action shape and dtype."""
     logits = torch.zeros(1, calc_num_action_parameters(action_space))
-    return get_action_distribution(action_space, logits).sample()
+    distribution = get_action_distribution(action_space, logits)
+    return buffer_actions(distribution, distribution.sample())
 
 
 def num_actors_total(cfg: Config, env_info: EnvInfo) -> int:

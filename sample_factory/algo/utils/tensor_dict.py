@@ -3,6 +3,8 @@
 Trajectory buffers, batches and model outputs are TensorDicts: ``td[idx]``
 indexes every leaf with the same index and returns a TensorDict of views,
 ``td[idx] = other`` writes every leaf in place. No copies are made unless asked.
+Leaves may also be numpy arrays (views of the same buffers on the env side), and numpy arrays may be written into
+tensor leaves: env outputs arrive as numpy.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -30,10 +33,10 @@ class TensorDict(dict):
             return
         if isinstance(value, dict):
             for k, v in value.items():
-                self[k][key] = v
+                _write(dict.__getitem__(self, k), key, v)
         else:
-            for v in self.values():
-                v[key] = value
+            for leaf in self.values():
+                _write(leaf, key, value)
 
     def __getattr__(self, key: str) -> Any:
         try:
@@ -76,12 +79,24 @@ class TensorDict(dict):
         return sum(t.numel() * t.element_size() for t in self.leaves())
 
 
+def _write(leaf: Any, key: Any, value: Any) -> None:
+    """``leaf[key] = value``; a numpy ``value`` written into a tensor leaf is first wrapped (no copy on CPU).
+
+    torch refuses ``tensor[idx] = ndarray``; wrapping with ``torch.as_tensor`` on the leaf's device lets the usual
+    in-place copy cast the dtype (int64 rewards into a float32 buffer) exactly as it does for tensors.
+    """
+    if isinstance(value, np.ndarray) and isinstance(leaf, Tensor):
+        value = torch.as_tensor(value, device=leaf.device)
+    leaf[key] = value
+
+
 def cat_tensordicts(lst: list[TensorDict]) -> TensorDict:
     """One TensorDict whose every leaf is the concatenation along dim 0 of that leaf in each of ``lst``, in order.
 
     Used to join trajectories or batches that were collected separately; nested dicts are concatenated leaf by
-    leaf. All dicts must have the same keys at every level: a key missing from one would silently give leaves of
-    different lengths, so it is an error.
+    leaf. A leaf that is a numpy array in every dict is joined with ``np.concatenate`` and stays numpy. All dicts
+    must have the same keys at every level: a key missing from one would silently give leaves of different lengths,
+    so it is an error.
     """
     if not lst:
         raise ValueError("cat_tensordicts needs at least one TensorDict, got an empty list")
@@ -107,8 +122,20 @@ def _cat_dicts(dicts: list[dict], path: str) -> TensorDict:
         elif any(nested):
             raise TypeError(f"cat_tensordicts: {key_path!r} is a dict in some TensorDicts and a tensor in others")
         else:
-            out[key] = torch.cat(parts, dim=0)
+            out[key] = _cat_leaves(parts, key_path)
     return out
+
+
+def _cat_leaves(parts: list[Any], key_path: str) -> Tensor | np.ndarray:
+    is_numpy = [isinstance(part, np.ndarray) for part in parts]
+    if all(is_numpy):
+        return np.concatenate(parts, axis=0)
+    if any(is_numpy):
+        raise TypeError(
+            f"cat_tensordicts: {key_path!r} is a numpy array in some TensorDicts and a tensor in others; "
+            f"convert them to one kind first (torch.from_numpy or tensor.numpy())"
+        )
+    return torch.cat(parts, dim=0)
 
 
 def copy_slots(src: TensorDict, slots: Tensor, dst: TensorDict) -> None:

@@ -1,7 +1,8 @@
-"""cat_tensordicts joins TensorDicts along dim 0, leaf by leaf."""
+"""TensorDict writes (numpy included) and cat_tensordicts joining TensorDicts along dim 0, leaf by leaf."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -52,3 +53,27 @@ def test_copy_slots_gathers_rows_of_every_nested_leaf_in_place():
     assert dst["rewards"].tolist() == [40.0, 10.0]
     src["rewards"][4] = -1.0  # the copy does not alias the source slots
     assert dst["rewards"][0] == 40.0
+
+
+def test_numpy_arrays_are_written_into_tensor_leaves_in_place():
+    buffer = TensorDict(rewards=torch.zeros(4, 3), obs=TensorDict(pos=torch.zeros(4, 3, 2)))
+    odd_rows = buffer[1::2]
+    odd_rows[:] = {"rewards": np.arange(6).reshape(2, 3), "obs": {"pos": np.ones((2, 3, 2), dtype=np.float64)}}
+    assert buffer["rewards"].dtype == torch.float32  # the buffer keeps its dtype; the int64 values are cast
+    assert buffer["rewards"][3].tolist() == [3.0, 4.0, 5.0] and buffer["rewards"][0].tolist() == [0.0, 0.0, 0.0]
+    assert buffer["obs"]["pos"][1].sum().item() == 6.0 and buffer["obs"]["pos"][2].sum().item() == 0.0
+    buffer[:, 0] = np.array(7.0)  # one array written into every leaf (broadcast)
+    assert buffer["rewards"][:, 0].tolist() == [7.0] * 4 and buffer["obs"]["pos"][:, 0].unique().tolist() == [7.0]
+
+
+def test_numpy_leaves_are_concatenated_as_numpy():
+    first = TensorDict(a=np.zeros((2, 3)), nested=TensorDict(b=np.arange(2)))
+    second = TensorDict(a=np.ones((1, 3)), nested=TensorDict(b=np.arange(5, 6)))
+    out = cat_tensordicts([first, second])
+    assert isinstance(out["a"], np.ndarray) and out["a"].shape == (3, 3) and out["a"][2].tolist() == [1.0] * 3
+    assert out["nested"]["b"].tolist() == [0, 1, 5]
+
+
+def test_numpy_and_tensor_leaves_do_not_mix():
+    with pytest.raises(TypeError, match="'a' is a numpy array in some"):
+        cat_tensordicts([TensorDict(a=np.zeros(2)), TensorDict(a=torch.zeros(2))])
