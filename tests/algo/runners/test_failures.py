@@ -119,7 +119,7 @@ def test_runner_killed_holding_its_inbox_lock_leaves_no_orphans(tmp_path):
     before = shm_entries()
     started = time.monotonic()
     cmd = [
-        sys.executable, os.path.join(HERE, "..", "utils", "queue_poison.py"),
+        sys.executable, os.path.join(HERE, "..", "..", "messaging", "queue_poison.py"),
         "--die_holding_inbox_on_usr1", "--env=CartPole-v1", "--device=cpu", "--num_workers=2",
         "--num_envs_per_worker=4", f"--train_dir={tmp_path}", "--experiment=orphans",
     ]  # fmt: skip
