@@ -2,13 +2,13 @@
 
 A fast path is a speed trick applied to the model's modules or parameters (see ``docs/learner.md``): channels-last
 weights and images in the learner, direct module calls and inference mode in the inference worker, flat Adam and the
-fused PPO loss in the learner. Each was proven on the library's modules (classes defined in ``sample_factory.model``
-or ``torch.nn``, without hooks or per-instance ``forward``); a user's module can break any of them (``x.view(...)``
+fused PPO loss in the learner. Each was proven on the library's modules (classes defined in ``sample_factory`` or
+``torch.nn``, without hooks or per-instance ``forward``); a user's module can break any of them (``x.view(...)``
 on a channels-last tensor, a ``__call__`` override that direct calls bypass). So where the model holds user modules,
 the trick is tried once at start-up on a deep copy of the model, with a small dummy batch of the real observation
 space, and used only if it runs and gives the same outputs (the learner's tricks: and gradients) as the plain path,
 to :data:`RELATIVE_TOLERANCE`. Either way one log line says what was decided and why; nothing is added to the hot
-loops.
+loops (flat Adam's gradient watch for user models aside, see ``optimizers.FlatAdam``).
 
 Two environment variables are debugging and testing switches, each a comma-separated list of fast path names (or
 ``all``): ``SF_FORCE_FAST_PATHS`` applies a trick without its check (to show what the check protects against),
@@ -55,7 +55,12 @@ CHECK_SEED = 12345
 # Layout changes and regrouped sums move float32 results by ~1e-7 of their scale; a broken module moves them by O(1).
 RELATIVE_TOLERANCE = 1e-4
 _LIBRARY_PACKAGES = ("sample_factory.", "torch.nn.")
-_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_MODULE_HOOKS = {
+    "_forward_hooks": "forward hook",
+    "_forward_pre_hooks": "forward pre-hook",
+    "_backward_hooks": "backward hook",
+    "_backward_pre_hooks": "backward pre-hook",
+}
 _GLOBAL_HOOKS = tuple(f"_global{name}" for name in _MODULE_HOOKS)
 
 Outputs = dict[str, Tensor | None]
@@ -89,14 +94,12 @@ def global_hooks() -> bool:
 
 def module_hooks(module: nn.Module) -> list[str]:
     """The kinds of hooks registered on ``module`` itself (e.g. ``forward pre-hook``)."""
-    kinds = {"_forward_hooks": "forward hook", "_forward_pre_hooks": "forward pre-hook"}
-    kinds.update(_backward_hooks="backward hook", _backward_pre_hooks="backward pre-hook")
-    return [kind for name, kind in kinds.items() if getattr(module, name, None)]
+    return [kind for name, kind in _MODULE_HOOKS.items() if getattr(module, name, None)]
 
 
 def is_library_module(module: nn.Module) -> bool:
-    """A module whose code is the library's: its class comes from ``sample_factory.model`` or ``torch.nn``, its
-    instance has no ``forward`` of its own and no hook runs user code around it."""
+    """A module whose code is the library's: its class comes from ``sample_factory`` or ``torch.nn``, its instance
+    has no ``forward`` of its own and no hook runs user code around it."""
     return (
         type(module).__module__.startswith(_LIBRARY_PACKAGES)
         and "forward" not in vars(module)

@@ -38,16 +38,10 @@ EXPECTED_LINES = {
         f"Learner: flat Adam used for encoder ViewConvEncoder: {PASSED}",
         f"Inference worker: direct calls used for encoder ViewConvEncoder: {PASSED}",
     ],
-    "builtin_conv_encoder": [
-        f"Learner: channels-last used {LIBRARY_ONLY}",
-        f"Learner: fused PPO loss used {LIBRARY_ONLY}",
-        f"Inference worker: inference mode used {LIBRARY_ONLY}",
-        f"Inference worker: direct calls used {LIBRARY_ONLY}",
-    ],
     "inplace_activations": [f"Learner: channels-last used for encoder InplaceConvEncoder: {PASSED}"],
     "dict_obs_per_key_encoders": [f"Learner: channels-last used for encoder PerKeyEncoder: {PASSED}"],
-    "custom_core": [f"Learner: flat Adam used for core GruCore: {PASSED}"],
-    "custom_decoder": [
+    "custom_core_extra_params": [f"Learner: flat Adam used for encoder SizedMlpEncoder, core GruCore: {PASSED}"],
+    "custom_decoder_positional_env": [
         f"Learner: flat Adam used for actor_decoder NormedDecoder, critic_decoder NormedDecoder: {PASSED}"
     ],
     "whole_actor_critic": [
@@ -58,18 +52,21 @@ EXPECTED_LINES = {
         f"Learner: fused PPO loss used for actor-critic TemperatureActorCritic: {PASSED}",
         f"Learner: flat Adam used for actor-critic TemperatureActorCritic: {PASSED}",
     ],
-    "positional_env_factory": [f"Learner: flat Adam used {LIBRARY_ONLY}"],
     "multi_agent_view_conv": [
         "Learner: channels-last skipped for encoder ViewConvEncoder: its forward fails on NHWC tensors",
     ],
-    "observers_and_summaries": [f"Learner: channels-last used {LIBRARY_ONLY}"],
-    "extra_params": [f"Learner: flat Adam used for encoder SizedMlpEncoder: {PASSED}"],
+    "observers_and_summaries": [
+        f"Learner: channels-last used {LIBRARY_ONLY}",
+        f"Learner: fused PPO loss used {LIBRARY_ONLY}",
+        f"Inference worker: inference mode used {LIBRARY_ONLY}",
+        f"Inference worker: direct calls used {LIBRARY_ONLY}",
+    ],
     "call_override_and_hook": [
         "Inference worker: direct calls skipped for encoder DictCallEncoder: DictCallEncoder overrides __call__; "
         "decoder HookedDecoder: it has a forward pre-hook (the other modules call forward directly)",
     ],
 }
-EXTRA_FLAGS = {"extra_params": ["--user_hidden_size=24"]}
+EXTRA_FLAGS = {"custom_core_extra_params": ["--user_hidden_size=24"]}
 _PHASE_RE = re.compile(r"^=== (train|enjoy) (serial|parallel)$", re.MULTILINE)
 _REWARD_RE = re.compile(r"Avg episode reward: \[\(0, '([^']+)'\)")
 
@@ -145,7 +142,7 @@ def test_observer_and_summaries_see_the_run(case_run: CaseRun) -> None:
         assert any(tag.endswith("pole_length") for tag in written), sorted(written)
 
 
-@pytest.mark.parametrize("case_run", ["extra_params"], indirect=True)
+@pytest.mark.parametrize("case_run", ["custom_core_extra_params"], indirect=True)
 def test_extra_params_reach_the_config_and_the_model(case_run: CaseRun) -> None:
     for mode in MODES:
         config = json.loads((case_run.experiment(mode) / "config.json").read_text())

@@ -1,8 +1,9 @@
-"""The conformance cases: each is a small user script (register envs and models, parse, train) in one of the styles
-Sample Factory 2's documentation shows. ``user_script.py`` runs a case; ``test_user_code.py`` checks what it did.
+"""The conformance cases: each is a small user script (register envs and model parts, parse with extra params, train)
+in the styles Sample Factory 2's documentation shows. ``user_script.py`` runs a case; ``test_user_code.py`` checks
+what it did.
 
-Each case registers at import of this module's functions only (nothing happens at import), so parallel-mode workers
-unpickle the registered factories from this importable module.
+Nothing is registered at import: ``Case.register`` does it in the user script's process, and parallel-mode workers
+unpickle the registered factories from this importable module, as they would from a user's own.
 """
 
 from __future__ import annotations
@@ -177,16 +178,22 @@ class Case:
 
 CASES = {
     "view_conv_encoder": Case("user_image_pole", encoder=ViewConvEncoder),
-    "builtin_conv_encoder": Case("user_image_pole", defaults=dict(encoder_conv_architecture="convnet_simple")),
     "inplace_activations": Case("user_image_pole", encoder=InplaceConvEncoder),
     "dict_obs_per_key_encoders": Case("user_dict_pole", encoder=PerKeyEncoder),
-    "custom_core": Case("user_vector_pole", core=GruCore, defaults=dict(use_rnn=True, rnn_size=32, recurrence=8)),
-    "custom_decoder": Case("user_vector_pole", decoder=NormedDecoder, defaults=dict(actor_critic_share_weights=False)),
+    "custom_core_extra_params": Case(
+        "user_vector_pole",
+        encoder=SizedMlpEncoder,
+        core=GruCore,
+        extra_params=add_extra_params,
+        defaults=dict(use_rnn=True, rnn_size=32, recurrence=8),
+    ),
+    "custom_decoder_positional_env": Case(
+        "user_pole_positional", decoder=NormedDecoder, defaults=dict(actor_critic_share_weights=False)
+    ),
     "whole_actor_critic": Case("user_vector_pole", actor_critic=WholeActorCritic),
     "custom_action_parameterization": Case("user_vector_pole", actor_critic=make_temperature_actor_critic),
-    "positional_env_factory": Case("user_pole_positional"),
     "multi_agent_view_conv": Case("user_two_poles", encoder=ViewConvEncoder),
+    # the library's own conv net: it must keep every fast path without a check
     "observers_and_summaries": Case("user_two_poles", train=train_with_observer),
-    "extra_params": Case("user_vector_pole", encoder=SizedMlpEncoder, extra_params=add_extra_params),
     "call_override_and_hook": Case("user_vector_pole", encoder=DictCallEncoder, decoder=HookedDecoder),
 }
