@@ -43,7 +43,7 @@ from sample_factory.algo.learning.losses import (
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
-from sample_factory.algo.utils.optimizers import SgdStep, make_optimizer  # noqa: F401  (make_optimizer: public here)
+from sample_factory.algo.utils.optimizers import SgdStep, make_optimizer
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
