@@ -9,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
+from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, SgdStep, clip_grad_norm
 
 
 def test_lamb_minimises_a_quadratic():
@@ -269,3 +269,52 @@ def test_flat_adam_is_off_where_it_does_not_apply():
     assert not FlatAdam(torch.optim.Adam(conv.parameters(), lr=1e-3, fused=True)).enabled
     mixed = torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).double()])
     assert not FlatAdam(torch.optim.Adam(mixed.parameters(), lr=1e-3, fused=True)).enabled
+
+
+class _SometimesHead(torch.nn.Module):
+    """An MLP whose second layer is used only when ``use_head`` is set: its parameters miss some gradients."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.body, self.head = torch.nn.Linear(5, 16), torch.nn.Linear(16, 3)
+        self.use_head = True
+
+    def forward(self, x):
+        x = torch.tanh(self.body(x))
+        return self.head(x) if self.use_head else x
+
+
+@pytest.mark.parametrize("first_missing_step", [0, 3])
+def test_watched_flat_adam_skips_parameters_without_gradients_as_torch_does(first_missing_step):
+    """Unwatched, flat mode would update the head with zero gradients (its moments still move it); watched, the first
+    step without a head gradient leaves flat mode and every step equals torch's clip + Adam."""
+    ours, theirs = _SometimesHead(0), _SometimesHead(0)
+    ours_opt, theirs_opt = _adam(ours), _adam(theirs)
+    step = SgdStep(ours_opt, ours.parameters(), flat=True, watch_gradients=True)
+    assert step.flat.enabled and step.flat._received is not None
+    for k in range(6):
+        ours.use_head = theirs.use_head = k < first_missing_step or k % 2 == 1
+        x = torch.randn(32, 5, generator=torch.Generator().manual_seed(k))
+        norm = step((50.0 * ours(x).square().mean()), 0.05)
+        for param in theirs.parameters():
+            param.grad = None
+        (50.0 * theirs(x).square().mean()).backward()
+        expected = torch.nn.utils.clip_grad_norm_(list(theirs.parameters()), 0.05)
+        theirs_opt.step()
+        torch.testing.assert_close(norm, expected, rtol=1e-5, atol=0)
+    assert not step.flat.enabled
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        assert ours_opt.state[a]["step"].item() == theirs_opt.state[b]["step"].item()
+
+
+def test_sgd_step_without_flat_tensors_leaves_the_weights_where_they_are():
+    model = _mlp(0)
+    before = [p.data_ptr() for p in model.parameters()]
+    step = SgdStep(_adam(model), model.parameters(), flat=False)
+    assert step.flat is None
+    step(model(torch.ones(2, 5)).sum(), float("inf"))
+    assert [p.data_ptr() for p in model.parameters()] == before
+    other = _mlp(0)
+    assert SgdStep(_adam(other), other.parameters()).flat.enabled

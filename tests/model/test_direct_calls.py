@@ -1,4 +1,5 @@
-"""call_forward_directly: same outputs, parameters and classes as seen by isinstance; hooked models left alone."""
+"""call_forward_directly: same outputs, parameters and classes as seen by isinstance; modules whose call does more
+than forward (hooks, their own __call__) left alone."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import torch
 from torch import nn
 
 from sample_factory.model.actor_critic import create_actor_critic
-from sample_factory.model.direct_calls import call_forward_directly, has_hooks
+from sample_factory.model.direct_calls import blocked_modules, call_forward_directly, direct_call_blocker, has_hooks
 from sf_examples.train_gym_env import parse_gym_args
 
 
@@ -49,15 +50,45 @@ def test_the_direct_call_skips_nn_module_call(monkeypatch) -> None:
     assert calls == []
 
 
-def test_a_model_with_a_hook_is_left_alone() -> None:
+def test_a_hooked_module_keeps_its_call_and_its_hook_runs() -> None:
     model = _cartpole_model()
     seen = []
     model.encoder.register_forward_hook(lambda module, args, out: seen.append(out.shape))
     assert has_hooks(model)
-    assert not call_forward_directly(model)
-    assert all(type(m).__call__ is nn.Module.__call__ for m in model.modules())
+    assert direct_call_blocker(model.encoder) == "it has a forward hook"
+    assert call_forward_directly(model)
+    assert type(model.encoder).__call__ is nn.Module.__call__
+    assert type(model.critic_linear).__call__ is not nn.Module.__call__  # the others still call forward directly
     _outputs(model, 3)
     assert seen, "the hook still runs"
+
+
+class _Doubling(nn.Linear):
+    """A user layer whose call does more than its forward."""
+
+    def __call__(self, x):
+        return 2.0 * super().__call__(x)
+
+
+def test_a_module_with_its_own_call_is_left_alone_unless_forced() -> None:
+    layer = _Doubling(2, 2)
+    assert direct_call_blocker(layer) == "_Doubling overrides __call__"
+    x = torch.ones(1, 2)
+    expected = layer(x)
+    call_forward_directly(layer)
+    assert torch.equal(layer(x), expected)
+    call_forward_directly(layer, force=True)  # the testing switch: what the blocker protects against
+    assert torch.equal(2.0 * layer(x), expected)
+
+
+def test_blocked_modules_names_each_with_its_reason() -> None:
+    model = _cartpole_model()
+    model.decoder.forward = lambda x: x
+    model.critic_linear.register_forward_pre_hook(lambda module, args: None)
+    assert blocked_modules(model) == [
+        ("decoder", model.decoder, "it has a forward or __call__ of its own instance"),
+        ("critic_linear", model.critic_linear, "it has a forward pre-hook"),
+    ]
 
 
 def test_a_global_hook_leaves_every_model_alone() -> None:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from vizdoom_helpers import RunResult, run_module, train_args
+from vizdoom_helpers import RunResult, run_module, run_python, train_args
 
 from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
 
@@ -48,7 +48,21 @@ def test_basic_serial(basic_dir: Path) -> None:
 
 def test_basic_parallel(tmp_path: Path) -> None:
     args = train_args(tmp_path, "basic_parallel", "--env=doom_basic", "--num_workers=2", "--num_envs_per_worker=2")
-    assert_trained(run_module(TRAIN, *args))
+    result = run_module(TRAIN, *args)
+    assert_trained(result)
+    # the family's encoder wraps the library's conv net: it passes the check and trains channels-last
+    assert "Learner: channels-last used for encoder VizdoomEncoder: it passed the start-up check" in result.output
+
+
+def test_basic_parallel_with_a_user_view_encoder(tmp_path: Path) -> None:
+    """A user's conv encoder that flattens with ``.view`` (the documented style) trains; channels-last is skipped."""
+    args = train_args(tmp_path, "basic_view", "--env=doom_basic", "--num_workers=2", "--num_envs_per_worker=2")
+    result = run_python(str(Path(__file__).parent / "doom_user_encoder_train.py"), *args)
+    assert_trained(result)
+    assert (
+        "Learner: channels-last skipped for encoder DoomViewEncoder: its forward fails on NHWC tensors "
+        "(RuntimeError: view size is not compatible" in result.output
+    ), result.explain()
 
 
 def test_duel_self_play_two_agents(tmp_path: Path) -> None:

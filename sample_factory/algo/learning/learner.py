@@ -16,7 +16,6 @@ the optimiser writes them, which can only perturb one batch's bootstrap values s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,16 +32,18 @@ from sample_factory.algo.learning.batch_preparation import (
     shape_rewards,
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
+from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
 from sample_factory.algo.learning.losses import (
     clip_fraction,
     exploration_terms,
     normalize_advantages,
     ppo_loss,
+    ppo_loss_autograd,
     standardize_rows,
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
 from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
-from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, clip_grad_norm
+from sample_factory.algo.utils.optimizers import SgdStep, make_optimizer
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
@@ -60,19 +61,6 @@ if TYPE_CHECKING:
 
 # Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
 _MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)
-
-
-def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimizer:
-    """``--optimizer``: Adam (``--adam_eps``, ``--adam_beta1/2``) or LAMB, at ``--learning_rate``."""
-    betas = (cfg.adam_beta1, cfg.adam_beta2)
-    if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps, fused=True)
-    if cfg.optimizer == "lamb":
-        optimizer = Lamb(params, lr=cfg.learning_rate or 1.0, betas=betas, eps=cfg.adam_eps)  # Lamb rejects lr=0
-        for group in optimizer.param_groups:
-            group["lr"] = cfg.learning_rate
-        return optimizer
-    raise ValueError(f"--optimizer={cfg.optimizer!r} is not supported: use adam or lamb")
 
 
 @dataclass
@@ -140,7 +128,7 @@ class Learner:
         self.recurrence = effective_recurrence(cfg)
         self._check_cfg()
         self.device = torch.device("cpu")
-        self.channels_last = False  # conv weights and image batches in NHWC order (see trains_faster_channels_last)
+        self.channels_last = False  # conv weights and image batches in NHWC order (learner_fast_paths)
         self.actor_critic: ActorCritic | None = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.lr_schedule: LrSchedule = make_lr_schedule(cfg)
@@ -163,16 +151,17 @@ class Learner:
         self.device = policy_device(self.cfg, self.policy_id)
         self.actor_critic = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
         self.actor_critic.model_to_device(self.device)
-        self.channels_last = trains_faster_channels_last(self.actor_critic, self.device)
+        # speed tricks on the model, each where it computes what the plain path does (one log line each)
+        fast_paths = LearnerFastPaths(self.cfg, self.actor_critic, self.env_info.obs_space, self.device)
+        self.channels_last = trains_faster_channels_last(self.actor_critic, self.device) and fast_paths.channels_last()
         if self.channels_last:  # before the optimiser is made: its moment buffers take the parameters' layout
             self.actor_critic.to(memory_format=torch.channels_last)
         self.actor_critic.train()
-        self._trained_params = list(self.actor_critic.parameters())  # walking the module tree costs per step
-        # one device and dtype: gradients are clipped without torch's per-call grouping by device and dtype
-        self._uniform_params = len({(p.device, p.dtype) for p in self._trained_params}) <= 1
-        self.optimizer = make_optimizer(self.cfg, self._trained_params)
-        self._optimizer_step_call = LeanAdamStep(self.optimizer)
-        self._flat_adam = FlatAdam(self.optimizer)  # weights, grads, moments as flat tensors where it applies
+        params = list(self.actor_critic.parameters())
+        self.optimizer = make_optimizer(self.cfg, params)
+        flat, watch_gradients = fast_paths.flat_adam(self.optimizer)
+        self._sgd_step = SgdStep(self.optimizer, params, flat=flat, watch_gradients=watch_gradients)
+        self._ppo_loss = ppo_loss if fast_paths.fused_loss() else ppo_loss_autograd
         self.lr_schedule = make_lr_schedule(self.cfg)
         if self.param_server is not None:
             self.param_server.init(self.actor_critic, self.policy_version, self.device)
@@ -427,7 +416,7 @@ class Learner:
         explore_terms = None
         if cfg.exploration_loss_coeff != 0.0:
             explore_terms = cfg.exploration_loss_coeff * exploration_terms(outputs.distribution, cfg.exploration_loss)
-        loss, policy_terms, value_terms, ratios = ppo_loss(
+        loss, policy_terms, value_terms, ratios = self._ppo_loss(
             outputs.log_probs, outputs.values, explore_terms, mb["log_prob_actions"], std_advantages, mb["values"],
             targets, valid_mean, cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
         )  # fmt: skip
@@ -482,28 +471,13 @@ class Learner:
             return valid_mean(old.kl_divergence(distribution))
 
     def _optimizer_step(self, loss: Tensor) -> Tensor:
-        """Backward, gradient clipping (``--max_grad_norm``, off when <= 0), one optimiser step; the grad norm.
-
-        Per-step bookkeeping is kept to the minimum (see ``FlatAdam``, and ``clip_grad_norm`` / ``LeanAdamStep`` where
-        flat tensors do not apply): on small networks it cost as much as the backward pass itself."""
-        flat = self._flat_adam
-        if not flat.zero_grad():
-            for param in self._trained_params:
-                param.grad = None
-        loss.backward()
-        max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf")
+        """Backward, gradient clipping (``--max_grad_norm``, off when <= 0), one optimiser step at the schedule's lr;
+        the grad norm (``optimizers.SgdStep``: flat tensors or lean per-tensor steps, bookkeeping kept minimal)."""
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
-        grad_norm = flat.clip_and_step(max_norm)
-        if grad_norm is None:
-            grads = [param.grad for param in self._trained_params if param.grad is not None]
-            if self._uniform_params:
-                grad_norm = clip_grad_norm(grads, max_norm)
-            else:
-                grad_norm = torch.nn.utils.clip_grad_norm_(self._trained_params, max_norm)
-            self._optimizer_step_call()
+        grad_norm = self._sgd_step(loss, self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf"))
         self.policy_version += 1
-        return grad_norm.detach()
+        return grad_norm
 
     def _summarize(
         self, columns: dict[str, Tensor], batch: TensorDict, version_at_start: int, num_sgd_steps: int

@@ -148,6 +148,32 @@ def ppo_loss(
     return PPOLoss(loss, policy_terms, value_terms, ratios)
 
 
+def ppo_loss_autograd(
+    log_probs: Tensor,
+    values: Tensor,
+    extra_terms: Tensor | None,
+    old_log_probs: Tensor,
+    std_advantages: Tensor,
+    old_values: Tensor,
+    targets: Tensor,
+    valid_mean: ValidMean,
+    clip_ratio: float,
+    clip_value: float,
+    value_coeff: float,
+) -> PPOLoss:
+    """:func:`ppo_loss` with every operation recorded by autograd: the plain path, for a model whose outputs the fused
+    node's start-up check did not accept (``learner_fast_paths``). Same arguments, same formulas, same result."""
+    ratios = (log_probs - old_log_probs).clamp(LOG_RATIO_MIN, LOG_RATIO_MAX).exp()
+    clipped_ratios = ratios.clamp(1.0 / (1.0 + clip_ratio), 1.0 + clip_ratio)
+    policy_terms = -torch.min(ratios * std_advantages, clipped_ratios * std_advantages)
+    clipped_values = old_values + (values - old_values).clamp(-clip_value, clip_value)
+    value_terms = value_coeff * torch.max((values - targets).square(), (clipped_values - targets).square())
+    terms = policy_terms + value_terms
+    if extra_terms is not None:
+        terms = terms + extra_terms
+    return PPOLoss(valid_mean(terms), policy_terms.detach(), value_terms.detach(), ratios.detach())
+
+
 class _FusedPPOLoss(torch.autograd.Function):
     """Forward and hand-derived backward of :func:`ppo_loss` (gradients for log_probs, values and extra_terms)."""
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
 from torch.optim import optimizer as torch_optimizer
 from torch.optim.adam import adam as adam_functional
+
+from sample_factory.utils.typing import Config
+from sample_factory.utils.utils import log
 
 
 class Lamb(torch.optim.Optimizer):
@@ -192,8 +196,10 @@ class FlatAdam:
     - The parameters become views of ``flat_param`` (``param.data`` is re-pointed: the ``Parameter`` objects, and so
       the optimiser's references, stay the same; ``load_state_dict`` copies into the views).
     - Gradients are views of ``flat_grad``, zeroed before each backward pass (autograd then adds into them in place).
-      So a parameter that got no gradient in some step is updated with a zero gradient there, as with
-      ``zero_grad(set_to_none=False)``; flat mode only starts if every parameter had a gradient at the first step.
+      So a parameter that got no gradient in some step would be updated with a zero gradient there, as with
+      ``zero_grad(set_to_none=False)``, where torch's Adam skips it. The library's models give every parameter a
+      gradient in every step; for other models ``watch_gradients`` records, with a hook per parameter, which ones got
+      one, and the first step where one did not leaves flat mode for good (the per-tensor path then skips them).
     - The moments are adopted after the optimiser created them (its first step runs the normal way), and again after
       every ``optimizer.load_state_dict`` (a checkpoint, a PBT donor), which replaces the state: the values are copied
       into ``exp_avg`` / ``exp_avg_sq`` and each parameter's state points at its views and one shared step counter, so
@@ -204,16 +210,13 @@ class FlatAdam:
     If the parameters stop being views (the model was moved or reloaded into new tensors), flat mode switches off.
     """
 
-    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+    def __init__(self, optimizer: torch.optim.Optimizer, watch_gradients: bool = False) -> None:
         self.optimizer = optimizer
         params: list[Tensor] = list(optimizer.param_groups[0]["params"])
         self.params = params
-        self.enabled = (
-            LeanAdamStep(optimizer).enabled
-            and bool(params)
-            and len({(p.device, p.dtype) for p in params}) == 1
-            and all(p.is_contiguous() for p in params)
-        )
+        self.enabled = self.applies(optimizer)
+        self._received: list[bool] | None = None  # per parameter: got a gradient in this step (watch_gradients)
+        self._hook_handles: list = []
         if not self.enabled:
             return
         total = sum(p.numel() for p in params)
@@ -238,6 +241,29 @@ class FlatAdam:
         self._data_ptrs = [p.data_ptr() for p in params]
         self._adopted_state: object = None  # the optimizer.state dict whose moments are ours
         self._step: Tensor | None = None
+        if watch_gradients:
+            self._watch_gradients()
+
+    @staticmethod
+    def applies(optimizer: torch.optim.Optimizer) -> bool:
+        """Whether flat tensors can hold this optimiser's parameters and state (see the class docstring)."""
+        params = list(optimizer.param_groups[0]["params"])
+        return (
+            LeanAdamStep(optimizer).enabled
+            and bool(params)
+            and len({(p.device, p.dtype) for p in params}) == 1
+            and all(p.is_contiguous() for p in params)
+        )
+
+    def _watch_gradients(self) -> None:
+        """Record which parameters autograd gives a gradient (hooks after accumulation): a flat step would update
+        one that got none with a zero gradient, where torch's Adam skips it."""
+        self._received = [False] * len(self.params)
+        for i, p in enumerate(self.params):
+            self._hook_handles.append(p.register_post_accumulate_grad_hook(functools.partial(self._mark, i)))
+
+    def _mark(self, index: int, _param: Tensor) -> None:
+        self._received[index] = True
 
     def zero_grad(self) -> bool:
         """Zero every gradient (views of ``flat_grad``) before a backward pass; False when flat mode is off."""
@@ -245,8 +271,7 @@ class FlatAdam:
             return False
         params = self.params
         if any(p.data_ptr() != ptr for p, ptr in zip(params, self._data_ptrs, strict=True)):
-            self.enabled = False  # the weights live in other tensors now: the flat copies are no longer them
-            self._release_moments()
+            self._switch_off()  # the weights live in other tensors now: the flat copies are no longer them
             for p in params:
                 p.grad = None
             return False
@@ -254,6 +279,8 @@ class FlatAdam:
             if p.grad is not view:
                 p.grad = view
         self.flat_grad.zero_()
+        if self._received is not None:
+            self._received[:] = [False] * len(params)
         return True
 
     def clip_and_step(self, max_norm: float) -> Tensor | None:
@@ -263,6 +290,9 @@ class FlatAdam:
         optimiser has not made its first step yet): the caller then runs the per-tensor path on the same gradients.
         """
         if not self.enabled:
+            return None
+        if self._received is not None and not all(self._received):
+            self._stop_for_missing_gradients()
             return None
         if _has_step_hooks(self.optimizer):
             self._release_moments()  # optimizer.step() must run the hooks, and it needs a step counter per tensor
@@ -302,6 +332,28 @@ class FlatAdam:
         self._adopted_state = state
         return True
 
+    def _stop_for_missing_gradients(self) -> None:
+        """Some parameter got no gradient in this step: leave flat mode for good, and give those parameters no
+        gradient (``None``), so the caller's per-tensor step skips them as torch's Adam does; their moments and
+        step counters then differ from the others', which flat tensors cannot represent."""
+        missing = [p for p, received in zip(self.params, self._received, strict=True) if not received]
+        self._switch_off()
+        for p in missing:
+            p.grad = None
+        log.info(
+            "Flat Adam switched off: %d of %d parameter tensors got no gradient in this step; the per-tensor Adam "
+            "step skips them as torch's does",
+            len(missing),
+            len(self.params),
+        )
+
+    def _switch_off(self) -> None:
+        self.enabled = False
+        self._release_moments()
+        for handle in self._hook_handles:
+            handle.remove()
+        self._hook_handles, self._received = [], None
+
     def _release_moments(self) -> None:
         """Give each parameter its own step counter again (the per-tensor step adds one to each counter it is given)."""
         if self._adopted_state is None:
@@ -311,3 +363,53 @@ class FlatAdam:
             if entry and entry.get("step") is self._step:
                 entry["step"] = self._step.clone()
         self._adopted_state = None
+
+
+def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimizer:
+    """``--optimizer``: Adam (``--adam_eps``, ``--adam_beta1/2``) or LAMB, at ``--learning_rate``."""
+    betas = (cfg.adam_beta1, cfg.adam_beta2)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps, fused=True)
+    if cfg.optimizer == "lamb":
+        optimizer = Lamb(params, lr=cfg.learning_rate or 1.0, betas=betas, eps=cfg.adam_eps)  # Lamb rejects lr=0
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.learning_rate
+        return optimizer
+    raise ValueError(f"--optimizer={cfg.optimizer!r} is not supported: use adam or lamb")
+
+
+class SgdStep:
+    """Backward, gradient clipping and one optimiser update, with as little per-step bookkeeping as the optimiser
+    allows: through ``FlatAdam`` when ``flat`` and it applies, else ``clip_grad_norm`` (or torch's, for parameters
+    on several devices or dtypes) and ``LeanAdamStep`` over per-tensor gradients. On small networks that bookkeeping
+    cost as much as the backward pass itself. The caller sets the learning rate in the param groups.
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        params: Iterable[Tensor],
+        flat: bool = True,
+        watch_gradients: bool = False,
+    ) -> None:
+        self.optimizer = optimizer
+        self.params = list(params)  # walking the module tree costs per step
+        self.uniform = len({(p.device, p.dtype) for p in self.params}) <= 1
+        self.lean_step = LeanAdamStep(optimizer)
+        self.flat = FlatAdam(optimizer, watch_gradients) if flat and FlatAdam.applies(optimizer) else None
+
+    def __call__(self, loss: Tensor, max_norm: float) -> Tensor:
+        """One step on ``loss``; the gradient norm before clipping to ``max_norm`` (``inf``: no clipping)."""
+        flat = self.flat
+        if flat is None or not flat.zero_grad():
+            for param in self.params:
+                param.grad = None
+        loss.backward()
+        grad_norm = None if flat is None else flat.clip_and_step(max_norm)
+        if grad_norm is None:
+            if self.uniform:
+                grad_norm = clip_grad_norm([p.grad for p in self.params if p.grad is not None], max_norm)
+            else:
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm)
+            self.lean_step()
+        return grad_norm.detach()

@@ -14,6 +14,7 @@ from sample_factory.algo.learning.losses import (
     RATIO_MIN,
     normalize_advantages,
     ppo_loss,
+    ppo_loss_autograd,
     standardize_rows,
 )
 from sample_factory.algo.utils.torch_utils import ValidMean
@@ -80,6 +81,30 @@ def test_fused_loss_and_gradients_equal_the_autograd_formulas(seed: int, extra: 
     torch.testing.assert_close(fused.loss, expected, rtol=1e-6, atol=1e-6)
     for grad, expected_grad in zip(grads, expected_grads, strict=True):
         torch.testing.assert_close(grad, expected_grad, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_autograd_loss_equals_the_formulas_and_the_fused_node(seed: int):
+    """The plain path for models the fused node's check does not accept: the same loss, terms and gradients."""
+    x = _inputs(256, seed)
+    inputs = [x["log_probs"], x["values"], x["extra"]]
+    valid_mean = ValidMean(x["valids"])
+    plain = ppo_loss_autograd(
+        x["log_probs"], x["values"], x["extra"], x["old_log_probs"], normalize_advantages(x["advantages"], valid_mean),
+        x["old_values"], x["targets"], valid_mean, CLIP_RATIO, CLIP_VALUE, VALUE_COEFF,
+    )  # fmt: skip
+    expected = _reference_loss(
+        x["log_probs"], x["values"], x["extra"], x["old_log_probs"], x["advantages"], x["old_values"], x["targets"],
+        x["valids"],
+    )  # fmt: skip
+    torch.testing.assert_close(plain.loss, expected, rtol=1e-6, atol=1e-6)
+    grads, expected_grads = torch.autograd.grad(plain.loss, inputs), torch.autograd.grad(expected, inputs)
+    for grad, expected_grad in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(grad, expected_grad, rtol=1e-5, atol=1e-7)
+    fused = _fused(x)
+    for name in ("policy_terms", "value_terms", "ratios"):
+        torch.testing.assert_close(getattr(plain, name), getattr(fused, name), msg=name)
+        assert not getattr(plain, name).requires_grad
 
 
 def test_gradients_pass_a_numerical_check_in_double_precision():

@@ -65,7 +65,7 @@ MUTATIONS = {
     ),
     "rnn_state_at_t_not_t_plus_1": (
         InferenceWorker,
-        "_infer",
+        "_infer_in_grad_mode",
         'traj["rnn_states"][slots, steps + 1]',
         'traj["rnn_states"][slots, steps]',
         False,
@@ -74,7 +74,7 @@ MUTATIONS = {
     ),
     "actions_in_rotated_slots": (
         InferenceWorker,
-        "_infer",
+        "_infer_in_grad_mode",
         'traj["actions"][slots, steps]',
         'traj["actions"][slots.roll(1), steps]',
         False,

@@ -1,0 +1,183 @@
+"""The learner's fast paths: channels-last conv nets, flat Adam and the fused PPO loss, where they are proven safe.
+
+- **Channels-last** (CPU, models with ``nn.Conv2d``; ``torch_utils.trains_faster_channels_last``): conv weights and
+  image batches in NHWC order. A user module that flattens with ``x.view(...)`` fails on such tensors (they are not
+  contiguous in NCHW), and one that reads memory directly could compute something else.
+- **Flat Adam** (``optimizers.FlatAdam``): weights, gradients and moments as views of flat tensors. It re-points
+  ``param.data``, so a module holding an old ``.data`` reference would read stale weights; a parameter without a
+  gradient in some step is watched for (``watch_gradients``) and ends flat mode, since torch's Adam would skip it.
+- **Fused PPO loss** (``losses.ppo_loss``): one autograd node over the policy's log-probs and values; proven for one
+  log-prob and one value per sample, whatever computed them (a custom distribution included).
+
+The library's modules use all three; a model holding user modules uses each only after a start-up comparison with
+the plain path on copies of the model and dummy batches of the real observation space (``model.fast_path_checks``):
+the same outputs and gradients (channels-last, fused loss), the same weights after three SGD steps (flat Adam).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from sample_factory.algo.learning.losses import normalize_advantages, ppo_loss, ppo_loss_autograd
+from sample_factory.algo.utils.optimizers import FlatAdam, SgdStep, make_optimizer
+from sample_factory.algo.utils.torch_utils import ValidMean
+from sample_factory.model.fast_path_checks import (
+    CHANNELS_LAST,
+    CHECK_BATCH_SIZE,
+    CHECK_SEED,
+    FLAT_ADAM,
+    FORCE_ENV,
+    FUSED_LOSS,
+    CheckFailed,
+    DummyBatch,
+    Outputs,
+    Verdict,
+    compare,
+    copies,
+    decide,
+    dummy_batch,
+    learner_outputs,
+    run_variant,
+    switched,
+    user_modules,
+    weighted_sum,
+    with_gradients,
+)
+from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.typing import Config
+
+WHO = "Learner"
+CHECK_LEARNING_RATE = 1e-3  # the run's own may be 0 (weights that never move would prove nothing)
+CHECK_SGD_STEPS = 3  # the first Adam step creates the moments the later flat steps adopt
+
+
+class LearnerFastPaths:
+    """Which of the learner's fast paths its model may use; each decision runs its check once and logs one line."""
+
+    def __init__(self, cfg: Config, model: nn.Module, obs_space: gym.Space, device: torch.device) -> None:
+        self.cfg, self.model, self.device = cfg, model, device
+        self._batch = functools.cache(lambda seed: dummy_batch(obs_space, get_rnn_size(cfg), device, seed))
+
+    def channels_last(self) -> bool:
+        """Whether to train NHWC (ask only where ``trains_faster_channels_last``: CPU, conv layers)."""
+        check = functools.partial(check_channels_last, self.model, self._batch(CHECK_SEED))
+        return decide(WHO, CHANNELS_LAST, self.model, check, self.device)
+
+    def flat_adam(self, optimizer: torch.optim.Optimizer) -> tuple[bool, bool]:
+        """``(flat, watch_gradients)`` for ``SgdStep`` over ``optimizer`` (the model already in its final layout)."""
+        if not FlatAdam.applies(optimizer):
+            return False, False
+        batches = [self._batch(CHECK_SEED + k) for k in range(CHECK_SGD_STEPS)]
+        check = functools.partial(check_flat_adam, self.model, self.cfg, batches)
+        flat = decide(WHO, FLAT_ADAM, self.model, check, self.device)
+        forced = FLAT_ADAM in switched(FORCE_ENV)
+        return flat, flat and not forced and bool(user_modules(self.model))
+
+    def fused_loss(self) -> bool:
+        """Whether the loss is ``losses.ppo_loss`` (else ``losses.ppo_loss_autograd``)."""
+        check = functools.partial(check_fused_loss, self.model, self.cfg, self._batch(CHECK_SEED))
+        return decide(WHO, FUSED_LOSS, self.model, check, self.device)
+
+
+def check_channels_last(model: nn.Module, batch: DummyBatch) -> None:
+    """NHWC weights and images give the outputs and gradients of NCHW; NHWC weights on NCHW images (the bootstrap
+    values of ``prepare_batch``) the same values. Raises ``CheckFailed``."""
+    plain, fast = copies(model, 2)
+    fast.to(memory_format=torch.channels_last)
+    expected = run_variant(
+        "its forward fails on a dummy batch", lambda: with_gradients(plain, learner_outputs(plain, batch)), plain
+    )
+    got = run_variant(
+        "its forward fails on NHWC tensors",
+        lambda: with_gradients(fast, learner_outputs(fast, batch, nhwc_obs=True)),
+        fast,
+    )
+    compare("on NHWC tensors", expected, got)
+    with torch.no_grad():
+        values = run_variant(
+            "its forward fails with NHWC weights", lambda: learner_outputs(fast, batch, values_only=True), fast
+        )
+    compare("with NHWC weights on NCHW images", {"values": expected["values"].detach()}, values)
+
+
+def check_flat_adam(model: nn.Module, cfg: Config, batches: list[DummyBatch]) -> None:
+    """``CHECK_SGD_STEPS`` steps through ``FlatAdam`` give the outputs and weights of the per-tensor steps. Raises
+    ``CheckFailed``.
+
+    Without clipping, both paths make the same elementwise updates, so what could differ is what the module does with
+    its parameters' memory (a ``.data`` reference kept from before the weights moved into the flat tensor); with
+    clipping, the norm's summation order alone moves large models' weights by ~1e-5 of their scale."""
+    plain, fast = copies(model, 2)
+    expected = run_variant(
+        "its training steps fail on dummy batches", lambda: _train_steps(plain, cfg, batches, flat=False), plain
+    )
+    got = run_variant("its training steps fail with flat Adam", lambda: _train_steps(fast, cfg, batches, True), fast)
+    compare("with flat Adam", expected, got)
+
+
+def _train_steps(model: nn.Module, cfg: Config, batches: list[DummyBatch], flat: bool) -> Outputs:
+    params = list(model.parameters())
+    check_cfg = types.SimpleNamespace(
+        optimizer=cfg.optimizer, adam_beta1=cfg.adam_beta1, adam_beta2=cfg.adam_beta2, adam_eps=cfg.adam_eps,
+        learning_rate=CHECK_LEARNING_RATE,
+    )  # fmt: skip
+    step = SgdStep(make_optimizer(check_cfg, params), params, flat=flat, watch_gradients=flat)
+    record: Outputs = {}
+    for k, batch in enumerate(batches):
+        outputs = learner_outputs(model, batch)
+        record.update({f"step {k} {key}": value for key, value in outputs.items()})
+        loss = weighted_sum(outputs)
+        if loss is None:
+            raise CheckFailed(Verdict("none of its outputs depends on a trained parameter"))
+        step(loss, float("inf"))  # unclipped: the two paths sum the gradient norm in different orders
+    record.update({f"{name} after the steps": p.detach().clone() for name, p in model.named_parameters()})
+    return record
+
+
+def check_fused_loss(model: nn.Module, cfg: Config, batch: DummyBatch) -> None:
+    """The fused PPO loss gives the loss, per-sample terms and parameter gradients of the autograd formulas on the
+    model's log-probs and values, which must be one per sample. Raises ``CheckFailed``."""
+    plain, fast = copies(model, 2)
+    expected = run_variant(
+        "its loss fails on a dummy batch", lambda: _loss_and_gradients(plain, cfg, batch, ppo_loss_autograd), plain
+    )
+    got = run_variant(
+        "its loss fails through the fused node", lambda: _loss_and_gradients(fast, cfg, batch, ppo_loss), fast
+    )
+    compare("with the fused PPO loss", expected, got)
+
+
+def _loss_and_gradients(model: nn.Module, cfg: Config, batch: DummyBatch, loss_function) -> Outputs:
+    outputs = learner_outputs(model, batch)
+    log_probs, values = outputs["log_probs"], outputs["values"]
+    per_sample = (CHECK_BATCH_SIZE,)
+    if tuple(log_probs.shape) != per_sample or tuple(values.shape) != per_sample:
+        raise CheckFailed(
+            Verdict(
+                f"its log-probs are {tuple(log_probs.shape)} and its values {tuple(values.shape)}; the fused loss is "
+                f"proven for one of each per sample, {per_sample}"
+            )
+        )
+    generator = torch.Generator().manual_seed(CHECK_SEED)
+
+    def near(x: torch.Tensor, scale: float) -> torch.Tensor:
+        return x.detach() + (torch.randn(x.shape, generator=generator) * scale).to(x)
+
+    valids = torch.ones(per_sample, dtype=torch.bool, device=values.device)
+    valids[-1] = False  # an invalid sample must contribute nothing
+    valid_mean = ValidMean(valids)
+    advantages = normalize_advantages(near(torch.zeros_like(values), 1.0), valid_mean)
+    result = loss_function(
+        log_probs, values, None, near(log_probs, 0.3), advantages, near(values, 0.3), near(values, 1.0), valid_mean,
+        cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
+    )  # fmt: skip
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    grads = torch.autograd.grad(result.loss, [p for _, p in named], allow_unused=True)
+    found = {f"gradient of {name}": grad for (name, _), grad in zip(named, grads, strict=True)}
+    terms = dict(loss=result.loss, policy_terms=result.policy_terms, value_terms=result.value_terms)
+    return {**terms, "ratios": result.ratios, **found}

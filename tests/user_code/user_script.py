@@ -1,0 +1,45 @@
+"""Run one conformance case as its user would: train in serial mode, train in parallel mode, enjoy both.
+
+    python tests/user_code/user_script.py CASE --train_dir=DIR [more flags]
+
+Each phase starts with a line ``=== <phase>`` and ends with ``=== <phase> status <code>``; the process exits with the
+first non-zero status. Experiments are named ``CASE_serial`` and ``CASE_parallel``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from user_cases import CASES
+
+from sample_factory.enjoy import enjoy
+
+ENJOY_EPISODES = 2
+
+
+def run_phase(phase: str, call) -> int:
+    print(f"=== {phase}", flush=True)
+    status = call()
+    print(f"=== {phase} status {status}", flush=True)
+    return status
+
+
+def main(argv: list[str]) -> int:
+    name, flags = argv[0], argv[1:]
+    case = CASES[name]
+    case.register()
+    for mode in ("serial", "parallel"):
+        args = [*flags, f"--experiment={name}_{mode}", f"--serial_mode={mode == 'serial'}"]
+        status = run_phase(f"train {mode}", lambda args=args: case.train(case.parse(args)))
+        if status:
+            return status
+    for mode in ("serial", "parallel"):
+        args = [*flags, f"--experiment={name}_{mode}", "--no_render", f"--max_num_episodes={ENJOY_EPISODES}"]
+        status = run_phase(f"enjoy {mode}", lambda args=args: enjoy(case.parse(args, evaluation=True))[0])
+        if status:
+            return status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
