@@ -33,7 +33,7 @@ def measure(library_encoder: bool) -> dict[str, float]:
 
     from sample_factory.algo.learning.learner import Learner
     from sample_factory.algo.sampling import inference_fast_paths as inference_module
-    from sample_factory.algo.utils.env_info import obtain_env_info
+    from sample_factory.envs.env_info import obtain_env_info
     from sample_factory.model import fast_path_checks
     from sample_factory.model.actor_critic import create_actor_critic
     from sample_factory.model.model_utils import get_rnn_size

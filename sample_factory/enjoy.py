@@ -26,26 +26,26 @@ import torch
 from torch import Tensor
 
 from sample_factory.algo.sampling.env_runner import make_action_converter
-from sample_factory.algo.utils.action_distributions import argmax_actions
 from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     best_checkpoint_path,
     load_checkpoint_file,
     load_latest_checkpoint,
 )
-from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.envs.create_env import create_env, make_env_config
+from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.model.action_distributions import actions_in_buffer_layout, argmax_actions
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.torch_utils import init_torch_runtime
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 from sample_factory.utils.utils import checkpoint_dir, experiment_dir
 
@@ -250,7 +250,7 @@ def policy_step(
     normalized = model.normalize_obs(obs)
     out = model(normalized, rnn_states, action_mask=obs.get("action_mask"))
     actions = argmax_actions(model.action_distribution()) if deterministic else out["actions"]
-    return actions, out["new_rnn_states"]
+    return actions_in_buffer_layout(actions, model.action_space), out["new_rnn_states"]
 
 
 class _EpisodeTracker:

@@ -32,13 +32,12 @@ import torch
 
 from sample_factory.algo.sampling.env_runner import make_action_converter
 from sample_factory.algo.utils.checkpoints import CheckpointError
-from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.torch_utils import init_torch_runtime
 from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.enjoy import NoCheckpointError, load_policy, obs_to_tensors, policy_step
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
+from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
@@ -50,6 +49,7 @@ from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.torch_utils import init_torch_runtime
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import experiment_dir
 

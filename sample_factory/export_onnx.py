@@ -29,14 +29,14 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.action_distributions import argmax_actions
 from sample_factory.algo.utils.checkpoints import CheckpointError
-from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
-from sample_factory.algo.utils.shared_buffers import obs_space_dict
 from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.enjoy import NoCheckpointError, load_policy, make_env
+from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.envs.spaces.layout import obs_space_dict
+from sample_factory.model.action_distributions import argmax_actions
 from sample_factory.model.actor_critic import ActorCritic
 from sample_factory.model.encoder import ACTION_MASK_KEY
 from sample_factory.model.model_utils import get_rnn_size

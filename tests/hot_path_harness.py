@@ -31,9 +31,7 @@ from gymnasium import spaces
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.env_info import EnvInfo, extract_env_info
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, num_trajectory_slots
-from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import (
     RUNNER,
     batcher_name,
@@ -42,9 +40,11 @@ from sample_factory.algo.utils.wiring import (
     rollout_worker_name,
 )
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import register_env
 from sample_factory.messaging.event_loop import Component, EventLoop, LocalInbox, Router
 from sample_factory.utils.attr_dict import AttrDict
+from sample_factory.utils.tensor_dict import TensorDict
 
 ENV_NAME = "hot_path_trace_env"
 NUM_ACTIONS = 3

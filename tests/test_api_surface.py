@@ -36,10 +36,10 @@ NAMES = [
     ("sample_factory.algo.utils.make_env", "BatchedVecEnv", ["env"]),
     ("sample_factory.algo.utils.make_env", "SequentialVectorizeWrapper", ["envs"]),
     ("sample_factory.algo.utils.make_env", "make_env_func_batched", ["cfg", "env_config", "render_mode"]),
-    ("sample_factory.utils.misc", "EPISODIC", None),
+    ("sample_factory.algo.utils.misc", "EPISODIC", None),
     ("sample_factory.algo.utils.model_sharing", "ParameterServer", ["policy_id", "policy_versions", "serial_mode"]),
-    ("sample_factory.messaging.multiprocessing_utils", "get_mp_ctx", ["serial"]),
-    ("sample_factory.messaging.multiprocessing_utils", "get_mp_lock", ["mp_ctx"]),
+    ("sample_factory.algo.utils.multiprocessing_utils", "get_mp_ctx", ["serial"]),
+    ("sample_factory.algo.utils.multiprocessing_utils", "get_mp_lock", ["mp_ctx"]),
     ("sample_factory.algo.utils.rl_utils", "samples_per_trajectory", ["trajectory"]),
     ("sample_factory.algo.utils.tensor_dict", "cat_tensordicts", ["lst"]),
     ("sample_factory.enjoy", "make_env", None),
@@ -113,8 +113,8 @@ def test_name_exists_with_its_parameters(module: str, name: str, params: list[st
 
 
 def test_constants_have_sample_factory_2_values() -> None:
+    from sample_factory.algo.utils.misc import EPISODIC
     from sample_factory.utils.algo_version import ALGO_VERSION
-    from sample_factory.utils.misc import EPISODIC
 
     assert EPISODIC == "episodic" and ALGO_VERSION == 83
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from gymnasium import spaces
 
-from sample_factory.algo.utils.action_conversion import rows_are_env_actions
 from sample_factory.cfg.value_ranges import value_range_problems
+from sample_factory.envs.action_conversion import rows_are_env_actions
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
@@ -423,7 +423,7 @@ def _obs_space_problems(env_info: Any) -> list[str]:
 def _gpu_actions_problems(cfg: Config, env_info: Any) -> list[str]:
     """GPU actions go only to a natively vectorised env alone in its split; others are stepped with numpy actions.
 
-    The rule matches ``sample_factory.algo.utils.make_env``: such an env is multi-agent (it steps many agents in one
+    The rule matches ``sample_factory.envs.make_env``: such an env is multi-agent (it steps many agents in one
     call) and takes the stored action rows as they are.
     """
     if not (cfg.batched_sampling and cfg.env_gpu_actions):

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from sample_factory.algo.utils.contract_errors import EnvContractError
-from sample_factory.algo.utils.shared_buffers import obs_space_dict
+from sample_factory.envs.contract_errors import EnvContractError
+from sample_factory.envs.spaces.layout import obs_space_dict
 
 # steps of each (new) env whose return values are checked in full
 CHECKED_STEPS = 2

@@ -2,7 +2,7 @@
 
 Training code never imports an env directly: it asks the registry for the function registered under
 ``--env`` and calls it inside each rollout worker. Registrations live in the process-wide context
-(:func:`sample_factory.algo.utils.context.global_env_registry`) so they travel to worker processes.
+(:func:`sample_factory.envs.env_registry.global_env_registry`) so they travel to worker processes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from sample_factory.algo.utils.context import global_env_registry
+from sample_factory.envs.env_registry import global_env_registry
 from sample_factory.utils.typing import CreateEnvFunc
 from sample_factory.utils.utils import is_module_available, log
 

@@ -13,7 +13,7 @@ import gymnasium as gym
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.action_distributions import (
+from sample_factory.model.action_distributions import (
     ActionDistribution,
     calc_num_action_parameters,
     calc_num_actions,

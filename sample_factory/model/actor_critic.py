@@ -16,10 +16,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
-from sample_factory.algo.utils.action_distributions import ActionDistribution, buffer_actions
-from sample_factory.algo.utils.context import global_model_factory
-from sample_factory.algo.utils.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.model.action_distributions import ActionDistribution, buffer_actions
 from sample_factory.model.action_parameterization import ActionParameterizationBase, make_action_parameterization
 from sample_factory.model.core import CoreInput, ModelCore, default_make_core_func
 from sample_factory.model.decoder import Decoder, default_make_decoder_func
@@ -30,8 +27,10 @@ from sample_factory.model.encoder import (
     default_make_encoder_func,
     is_image_space,
 )
-from sample_factory.model.model_factory import ModelFactory
+from sample_factory.model.model_factory import ModelFactory, global_model_factory
 from sample_factory.model.model_utils import ModelModule, initialize_weights
+from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import ActionSpace, Config, ObsSpace
 
 ObsDict = dict[str, Tensor]

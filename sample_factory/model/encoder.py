@@ -16,8 +16,8 @@ import gymnasium as gym
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.torch_utils import calc_num_elements
 from sample_factory.model.model_utils import ModelModule, create_mlp, mlp_out_size, nonlinearity
+from sample_factory.utils.torch_utils import calc_num_elements
 from sample_factory.utils.typing import Config, ObsSpace
 
 ACTION_MASK_KEY = "action_mask"

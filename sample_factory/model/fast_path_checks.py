@@ -30,8 +30,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.modules import module as torch_module
 
-from sample_factory.algo.utils.torch_utils import as_channels_last
 from sample_factory.model.encoder import ACTION_MASK_KEY, as_dict_space
+from sample_factory.utils.torch_utils import as_channels_last
 from sample_factory.utils.utils import log
 
 CHANNELS_LAST, DIRECT_CALLS, INFERENCE_MODE, FLAT_ADAM, FUSED_LOSS = (

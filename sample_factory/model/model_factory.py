@@ -34,3 +34,19 @@ class ModelFactory:
     def register_actor_critic_factory(self, make_actor_critic_func: Callable) -> None:
         """``make_actor_critic_func(cfg, obs_space, action_space) -> ActorCritic``."""
         self.make_actor_critic_func = make_actor_critic_func
+
+
+_model_factory: ModelFactory | None = None
+
+
+def global_model_factory() -> ModelFactory:
+    """The process's model factory (carried to worker processes by ``algo.utils.context``)."""
+    global _model_factory
+    if _model_factory is None:
+        _model_factory = ModelFactory()
+    return _model_factory
+
+
+def set_global_model_factory(factory: ModelFactory) -> None:
+    global _model_factory
+    _model_factory = factory

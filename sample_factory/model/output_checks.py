@@ -13,7 +13,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.contract_errors import PolicyOutputError
+from sample_factory.envs.contract_errors import PolicyOutputError
 
 
 def policy_output_error(model: nn.Module, logits: Tensor, policy_id: int, version: int) -> PolicyOutputError:

@@ -29,9 +29,9 @@ import gymnasium as gym
 import numpy as np
 
 from sample_factory.algo.utils.context import SampleFactoryContext, set_global_context, sf_global_context
-from sample_factory.algo.utils.env_info import is_multiagent_env
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.create_env import create_env, make_env_config
+from sample_factory.envs.env_info import is_multiagent_env
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,

@@ -12,7 +12,7 @@ import os
 import sys
 
 from sample_factory.algo.sampling.sampler import run_sampler
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.utils.tensor_dict import TensorDict
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
 OUTPUT_ENV_VAR = "SF_SAMPLER_EXAMPLE_CSV"

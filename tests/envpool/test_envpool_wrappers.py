@@ -13,8 +13,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from sample_factory.algo.utils.make_env import is_natively_vectorized
 from sample_factory.envs.env_utils import MissingDependencyError
+from sample_factory.envs.make_env import is_natively_vectorized
 from sf_examples.envpool.envpool_utils import canonical_env_name, pool_seed, require_envpool, rewrite_env_arg
 from sf_examples.envpool.envpool_wrappers import EnvPoolBatchedEnv
 

@@ -22,10 +22,10 @@ from sf_run import run_script
 
 from sample_factory.algo.sampling.non_batched_sampling import NonBatchedVectorEnvRunner
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.contract_errors import EnvContractError
-from sample_factory.algo.utils.env_info import extract_env_info
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.contract_errors import EnvContractError
 from sample_factory.envs.env_contract import RolloutFiniteCheck
+from sample_factory.envs.env_info import extract_env_info
 from sample_factory.envs.env_utils import register_env
 
 SEEDS_PER_FAMILY = 12

@@ -27,8 +27,8 @@ from sample_factory.algo.utils.checkpoints import (
     save_checkpoint,
     save_milestone,
 )
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 
 
 class Pickled:

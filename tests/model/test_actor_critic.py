@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_sequence
 
-from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, calc_num_actions
+from sample_factory.model.action_distributions import calc_num_action_parameters, calc_num_actions
 from sample_factory.model.actor_critic import (
     ActorCritic,
     ActorCriticSeparateWeights,

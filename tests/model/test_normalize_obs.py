@@ -4,8 +4,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from sample_factory.algo.utils.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
 
 IMAGE = gym.spaces.Box(0, 255, (3, 36, 36), dtype=np.uint8)
 VECTOR = gym.spaces.Box(-10.0, 10.0, (5,), dtype=np.float32)

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from sample_factory.algo.utils.contract_errors import PolicyOutputError
+from sample_factory.envs.contract_errors import PolicyOutputError
 from sample_factory.model.output_checks import check_action_parameters
 
 

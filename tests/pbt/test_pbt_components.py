@@ -23,9 +23,9 @@ from sample_factory.algo.learning.pbt_exchange import (
 )
 from sample_factory.algo.sampling.env_runner import SplitState
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.wiring import learner_name, rollout_worker_name
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_utils import RewardShapingInterface
 from sample_factory.pbt.population_based_training import MIN_EPISODES, PopulationBasedTraining
 

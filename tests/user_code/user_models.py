@@ -10,16 +10,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from sample_factory.algo.utils.action_distributions import get_action_distribution, sample_actions_log_probs
 from sample_factory.algo.utils.context import global_model_factory
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import calc_num_elements
+from sample_factory.model.action_distributions import get_action_distribution, sample_actions_log_probs
 from sample_factory.model.action_parameterization import ActionParameterizationBase
 from sample_factory.model.actor_critic import ActorCritic, ActorCriticSharedWeights
 from sample_factory.model.core import ModelCore
 from sample_factory.model.decoder import Decoder
 from sample_factory.model.encoder import Encoder
 from sample_factory.model.model_utils import nonlinearity
+from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.torch_utils import calc_num_elements
 
 
 def small_conv_head(channels: int) -> nn.Sequential:

@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 from sample_factory.algo.utils.context import global_model_factory
-from sample_factory.algo.utils.torch_utils import calc_num_elements
 from sample_factory.model.encoder import Encoder
 from sample_factory.train import run_rl
+from sample_factory.utils.torch_utils import calc_num_elements
 from sf_examples.vizdoom.train_vizdoom import choose_base_port, parse_vizdoom_cfg, register_vizdoom_envs
 
 

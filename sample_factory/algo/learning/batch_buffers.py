@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories, trajectories_per_batch
-from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.utils.typing import Config
 
 

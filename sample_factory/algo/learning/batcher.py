@@ -27,9 +27,9 @@ import torch
 from sample_factory.algo.learning.batch_buffers import TrainingBatches
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners
-from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0

@@ -42,22 +42,22 @@ from sample_factory.algo.learning.losses import (
     standardize_rows,
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
-from sample_factory.algo.utils.action_distributions import ActionDistribution, get_action_distribution
-from sample_factory.algo.utils.optimizers import SgdStep, make_optimizer
+from sample_factory.algo.learning.optimizers import SgdStep, make_optimizer
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
 from sample_factory.cfg.validation import effective_recurrence
+from sample_factory.model.action_distributions import ActionDistribution, get_action_distribution
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
 from sample_factory.utils.gpu_utils import policy_device
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.timing import Timing
+from sample_factory.utils.torch_utils import ValidMean, as_channels_last, trains_faster_channels_last
 from sample_factory.utils.typing import Config, PolicyID
 from sample_factory.utils.utils import log
 
 if TYPE_CHECKING:
-    from sample_factory.algo.utils.env_info import EnvInfo
     from sample_factory.algo.utils.model_sharing import ParameterServer
+    from sample_factory.envs.env_info import EnvInfo
 
 # Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
 _MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)

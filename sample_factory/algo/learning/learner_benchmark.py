@@ -20,11 +20,11 @@ import numpy as np
 import torch
 
 from sample_factory.algo.learning.learner import Learner
-from sample_factory.algo.utils.action_distributions import calc_num_action_parameters
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import synchronize
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.model.action_distributions import calc_num_action_parameters
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.torch_utils import synchronize
 from sample_factory.utils.typing import Config
 
 

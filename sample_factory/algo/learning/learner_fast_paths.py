@@ -24,8 +24,7 @@ import torch
 from torch import nn
 
 from sample_factory.algo.learning.losses import normalize_advantages, ppo_loss, ppo_loss_autograd
-from sample_factory.algo.utils.optimizers import FlatAdam, SgdStep, make_optimizer
-from sample_factory.algo.utils.torch_utils import ValidMean
+from sample_factory.algo.learning.optimizers import FlatAdam, SgdStep, make_optimizer
 from sample_factory.model.fast_path_checks import (
     CHANNELS_LAST,
     CHECK_BATCH_SIZE,
@@ -49,6 +48,7 @@ from sample_factory.model.fast_path_checks import (
     with_gradients,
 )
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.torch_utils import ValidMean
 from sample_factory.utils.typing import Config
 
 WHO = "Learner"

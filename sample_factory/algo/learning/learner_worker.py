@@ -45,18 +45,18 @@ from sample_factory.algo.utils.checkpoints import (
     save_checkpoint,
     save_milestone,
 )
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights
-from sample_factory.algo.utils.torch_utils import (
+from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.messaging.event_loop import Component, Router
+from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import memory_stats
+from sample_factory.utils.torch_utils import (
     init_torch_runtime,
     reuse_freed_memory_for_large_tensors,
     seed_torch,
 )
-from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
-from sample_factory.messaging.event_loop import Component, Router
-from sample_factory.utils.logging_setup import log
-from sample_factory.utils.misc import memory_stats
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0

@@ -20,8 +20,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from sample_factory.algo.utils.action_distributions import ActionDistribution
-from sample_factory.algo.utils.torch_utils import ValidMean
+from sample_factory.model.action_distributions import ActionDistribution
+from sample_factory.utils.torch_utils import ValidMean
 
 # Hard bounds on the importance ratio: far outside the PPO clip range the gradient is zero anyway, and clamping in
 # log space keeps exp() finite when the stored log-probs are far from the current ones (very stale data).

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
-from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import learner_name
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, Router
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 # every loop of a run, from its config

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from sample_factory.algo.runners.components import LoopSpec, LoopSpecs
 from sample_factory.algo.runners.hooks import EpisodicStatsHandler, UserHooks
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.experiment_files import already_finished, save_config
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.utils.logging_setup import init_file_logger, log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, PolicyID, StatusCode

@@ -21,8 +21,8 @@ from sample_factory.algo.runners.run_control import NoSupervision, Supervision
 from sample_factory.algo.runners.stats import RunStats, SummaryWriters
 from sample_factory.algo.runners.wandb_utils import WandbLogger, init_wandb
 from sample_factory.algo.utils.checkpoints import best_metric_value
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus, memory_stats

@@ -15,8 +15,6 @@ import tempfile
 from typing import Any
 
 from sample_factory.algo.runners.components import SharedState
-from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.env_info import obtain_env_info as env_info_from_new_env
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange, exact_resume_supported
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
@@ -24,6 +22,8 @@ from sample_factory.algo.utils.shared_buffers import (
     make_slot_owners,
     num_trajectory_slots,
 )
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.envs.env_info import obtain_env_info as env_info_from_new_env
 from sample_factory.messaging.multiprocessing_utils import get_mp_ctx, get_mp_lock
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.utils.gpu_utils import weights_buffer_device

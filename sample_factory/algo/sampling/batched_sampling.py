@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, EpisodeStats
 from sample_factory.algo.sampling.vector_env_runner import VectorEnvRunner
-from sample_factory.algo.utils.make_env import make_env_func_batched
+from sample_factory.envs.make_env import make_env_func_batched
 
 
 class BatchedVectorEnvRunner(VectorEnvRunner):

@@ -23,15 +23,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from sample_factory.algo.utils.action_conversion import make_action_converter
-from sample_factory.algo.utils.contract_errors import EnvContractError
-from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.make_env import BatchedVecEnv
-from sample_factory.algo.utils.shared_buffers import numpy_views, obs_space_dict
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.algo.utils.shared_buffers import numpy_views
+from sample_factory.envs.action_conversion import make_action_converter
+from sample_factory.envs.contract_errors import EnvContractError
 from sample_factory.envs.env_contract import CHECKED_STEPS, EnvContract
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.envs.make_env import BatchedVecEnv
+from sample_factory.envs.spaces.layout import obs_space_dict
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 # an env that fails this many times in a row, each time at once after being made again, has a bug: stop the run

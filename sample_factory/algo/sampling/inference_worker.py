@@ -22,19 +22,20 @@ from collections import defaultdict
 import torch
 
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
-from sample_factory.algo.utils.contract_errors import ContractError
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
+from sample_factory.envs.contract_errors import ContractError
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, Router
+from sample_factory.model.action_distributions import actions_in_buffer_layout
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.model.output_checks import check_action_parameters, explain_failed_forward
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0
@@ -129,9 +130,8 @@ class InferenceWorker(Component):
                 self.version = self.weights.load_into(self.model)
 
     def _infer(self) -> None:
-        with (
-            self.grad_mode()
-        ):  # inference mode: no version counters or view tracking either (6-12 % of a CartPole call)
+        # inference mode: no version counters or view tracking either (6-12 % of a CartPole call)
+        with self.grad_mode():
             self._infer_in_grad_mode()
 
     def _infer_in_grad_mode(self) -> None:
@@ -149,7 +149,9 @@ class InferenceWorker(Component):
         with self.timing.add_time("write"):
             out = out.to("cpu") if self.device.type != "cpu" else out
             check_action_parameters(self.model, out["action_logits"], self.policy_id, self.version)
-            traj["actions"][slots, steps] = out["actions"].to(traj["actions"].dtype)
+            # a user's model may give Discrete actions as [B, 1] (Sample Factory 2's sample layout): same numbers
+            actions = actions_in_buffer_layout(out["actions"], self.env_info.action_space)
+            traj["actions"][slots, steps] = actions.to(traj["actions"].dtype)
             traj["log_prob_actions"][slots, steps] = out["log_prob_actions"]
             traj["action_logits"][slots, steps] = out["action_logits"]
             traj["values"][slots, steps] = out["values"]

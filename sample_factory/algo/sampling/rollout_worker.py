@@ -39,19 +39,19 @@ from sample_factory.algo.sampling.env_runner import (
 from sample_factory.algo.sampling.exact_resume import WorkerResume
 from sample_factory.algo.sampling.peer_restarts import PeerOutages
 from sample_factory.algo.sampling.reward_shaping import apply_reward_shaping
-from sample_factory.algo.utils.contract_errors import ContractError
-from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.make_env import make_env_func_batched
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
-from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
+from sample_factory.envs.contract_errors import ContractError
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_contract import RolloutFiniteCheck
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.envs.make_env import make_env_func_batched
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 STATS_REPORT_PERIOD = 1.0

@@ -34,7 +34,6 @@ from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info, weights_lock
 from sample_factory.algo.sampling.loop_specs import build_inference_worker, build_rollout_worker, sampling_loop_specs
 from sample_factory.algo.utils.checkpoints import load_latest_checkpoint
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     SlotOwners,
@@ -42,11 +41,12 @@ from sample_factory.algo.utils.shared_buffers import (
     make_slot_owners,
     num_trajectory_slots,
 )
-from sample_factory.algo.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, rollout_worker_name
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, Router
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.tensor_dict import TensorDict, copy_slots
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 
 TrajectoryCallback = Callable[[PolicyID, TensorDict], None]

@@ -47,12 +47,12 @@ from typing import Any
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.sampler import TrajectoryConsumer, make_sampler_runner
-from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.algo.utils.wiring import batcher_name
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Router
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 
 # how often a waiting caller checks whether the sampler has finished (only matters at the very end)

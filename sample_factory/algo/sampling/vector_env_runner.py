@@ -26,10 +26,10 @@ from sample_factory.algo.sampling.env_runner import (
     env_seed,
     split_env_config,
 )
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_utils import find_training_info_interface
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 

@@ -1,47 +1,46 @@
-"""Process-wide registries required by the public API: env registry and model factory.
+"""The process-wide registries of the public API, together: the env registry and the model factory.
 
-Registrations made in the main process before training starts are carried to
-worker processes (the context is pickled with the spawn arguments), so user code
+Each registry belongs to its room (``envs.env_registry``, ``model.model_factory``); this module bundles them into
+one picklable :class:`SampleFactoryContext`, so registrations made in the main process before training starts
+travel to worker processes with the spawn arguments (``set_global_context`` in the child installs them). User code
 registers its envs and models once, at import or in ``main()``.
 """
 
 from __future__ import annotations
 
-from sample_factory.model.model_factory import ModelFactory
+from sample_factory.envs.env_registry import global_env_registry, set_global_env_registry
+from sample_factory.model.model_factory import ModelFactory, global_model_factory, set_global_model_factory
 from sample_factory.utils.typing import CreateEnvFunc
+
+__all__ = [
+    "SampleFactoryContext",
+    "global_env_registry",
+    "global_model_factory",
+    "reset_global_context",
+    "set_global_context",
+    "sf_global_context",
+]
 
 
 class SampleFactoryContext:
-    """Holds the env registry (name -> make_env_func) and the model factory."""
+    """The env registry (name -> make_env_func) and the model factory of a process."""
 
-    def __init__(self) -> None:
-        self.env_registry: dict[str, CreateEnvFunc] = {}
-        self.model_factory = ModelFactory()
-
-
-_context: SampleFactoryContext | None = None
+    def __init__(
+        self, env_registry: dict[str, CreateEnvFunc] | None = None, model_factory: ModelFactory | None = None
+    ) -> None:
+        self.env_registry = {} if env_registry is None else env_registry
+        self.model_factory = ModelFactory() if model_factory is None else model_factory
 
 
 def sf_global_context() -> SampleFactoryContext:
-    global _context
-    if _context is None:
-        _context = SampleFactoryContext()
-    return _context
+    """This process's registries (the live objects: registering through them registers for the process)."""
+    return SampleFactoryContext(global_env_registry(), global_model_factory())
 
 
 def set_global_context(ctx: SampleFactoryContext) -> None:
-    global _context
-    _context = ctx
+    set_global_env_registry(ctx.env_registry)
+    set_global_model_factory(ctx.model_factory)
 
 
 def reset_global_context() -> None:
-    global _context
-    _context = SampleFactoryContext()
-
-
-def global_env_registry() -> dict[str, CreateEnvFunc]:
-    return sf_global_context().env_registry
-
-
-def global_model_factory() -> ModelFactory:
-    return sf_global_context().model_factory
+    set_global_context(SampleFactoryContext())

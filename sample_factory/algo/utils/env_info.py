@@ -1,191 +1,25 @@
-"""What the system needs to know about an env before allocating buffers and models.
+"""Sample Factory 2's module path; the code lives in :mod:`sample_factory.envs.env_info`."""
 
-The runner creates one env, reads it into a small picklable ``EnvInfo`` and closes it; every process then gets the
-EnvInfo. ``obtain_env_info`` does that in the calling process; ``obtain_env_info_in_a_separate_process`` does it in
-a short-lived spawned child, for envs whose creation must not happen in the main process (simulators that start
-threads or initialise CUDA, which would then be inherited or conflict with the workers').
+from sample_factory.envs.env_info import (
+    ENV_INFO_PROTOCOL_VERSION,
+    SEPARATE_PROCESS_TIMEOUT_S,
+    EnvInfo,
+    EnvInfoProcessError,
+    action_splits_of,
+    extract_env_info,
+    is_multiagent_env,
+    obtain_env_info,
+    obtain_env_info_in_a_separate_process,
+)
 
-``EnvInfo``'s fields follow Sample Factory 2's order, so scripts that build one positionally keep working.
-"""
-
-from __future__ import annotations
-
-import multiprocessing
-import pickle
-import traceback
-from dataclasses import dataclass
-
-import gymnasium as gym
-
-from sample_factory.algo.utils.action_distributions import calc_num_actions, is_all_discrete
-from sample_factory.algo.utils.context import SampleFactoryContext, set_global_context, sf_global_context
-from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_utils import get_default_reward_shaping
-from sample_factory.utils.attr_dict import AttrDict
-from sample_factory.utils.typing import Config
-
-# Layout version of EnvInfo: bumped whenever its fields change meaning, so an EnvInfo saved by an older version
-# (e.g. a cached one) can be recognised as stale instead of misread.
-ENV_INFO_PROTOCOL_VERSION = 1
-
-# how long the parent waits for the env-info child before giving up; env creation may compile shaders or load maps
-SEPARATE_PROCESS_TIMEOUT_S = 600.0
-
-
-def action_splits_of(action_space: gym.Space) -> list[int] | None:
-    """For a ``Tuple`` action space, how many columns of a stored action row each part takes; None otherwise.
-
-    A ``Discrete`` part takes one column, a ``Box`` part its size, a ``MultiDiscrete`` part one per component: the
-    pieces the env runner cuts a flat action row into before handing the tuple to the env.
-    """
-    if isinstance(action_space, gym.spaces.Tuple):
-        return [calc_num_actions(space) for space in action_space.spaces]
-    return None
-
-
-@dataclass
-class EnvInfo:
-    """Spaces, agent count and capabilities of an env (Sample Factory 2's field order).
-
-    ``action_splits`` and ``all_discrete`` are derived from ``action_space`` when left as None.
-    ``is_multiagent`` (ours, last) says the env speaks the multi-agent API (lists of per-agent values); it defaults
-    to ``num_agents > 1``, and is set explicitly for multi-agent envs that happen to have one agent.
-    """
-
-    obs_space: gym.Space
-    action_space: gym.Space
-    num_agents: int = 1
-    gpu_actions: bool = False
-    gpu_observations: bool = False
-    action_splits: list[int] | None = None
-    all_discrete: bool | None = None
-    frameskip: int = 1
-    reward_shaping_scheme: dict | None = None
-    env_info_protocol_version: int = ENV_INFO_PROTOCOL_VERSION
-    is_multiagent: bool | None = None
-
-    def __post_init__(self) -> None:
-        if int(self.num_agents) < 1:
-            raise ValueError(f"EnvInfo(num_agents={self.num_agents}): an env has at least one agent")
-        if self.action_splits is None:
-            self.action_splits = action_splits_of(self.action_space)
-        if self.all_discrete is None:
-            self.all_discrete = is_all_discrete(self.action_space)
-        if self.is_multiagent is None:
-            self.is_multiagent = int(self.num_agents) > 1
-
-
-def is_multiagent_env(env) -> bool:
-    return bool(getattr(env, "is_multiagent", False)) or getattr(env, "num_agents", 1) > 1
-
-
-def extract_env_info(env, cfg: Config) -> EnvInfo:
-    """Read ``env``'s spaces, agent count and reward shaping; GPU flags come from ``cfg`` (batched sampling only)."""
-    batched = bool(getattr(cfg, "batched_sampling", False))
-    return EnvInfo(
-        obs_space=env.observation_space,
-        action_space=env.action_space,
-        num_agents=int(getattr(env, "num_agents", 1)),
-        gpu_actions=bool(getattr(cfg, "env_gpu_actions", False)) and batched,
-        gpu_observations=bool(getattr(cfg, "env_gpu_observations", True)) and batched,
-        action_splits=action_splits_of(env.action_space),
-        all_discrete=is_all_discrete(env.action_space),
-        frameskip=int(getattr(cfg, "env_frameskip", 1) or 1),
-        reward_shaping_scheme=get_default_reward_shaping(env),
-        env_info_protocol_version=ENV_INFO_PROTOCOL_VERSION,
-        is_multiagent=is_multiagent_env(env),
-    )
-
-
-def obtain_env_info(cfg: Config) -> EnvInfo:
-    """Create one env in this process, read its EnvInfo, close it."""
-    env = create_env(cfg.env, cfg=cfg, env_config=AttrDict(worker_index=-1, vector_index=-1, env_id=-1))
-    try:
-        return extract_env_info(env, cfg)
-    finally:
-        env.close()
-
-
-class EnvInfoProcessError(RuntimeError):
-    """The env-info child process died without an answer, or failed with an exception that cannot be sent back."""
-
-
-def _env_info_child(cfg: Config, sf_context: SampleFactoryContext, conn) -> None:
-    """Entry point of the env-info child: same registries as the parent, then answer ``(ok, payload)`` once."""
-    set_global_context(sf_context)
-    try:
-        answer = (True, obtain_env_info(cfg))
-    except BaseException as exc:  # noqa: BLE001  (every failure must reach the parent, with its traceback)
-        answer = (False, (_pickled_or_none(exc), type(exc).__name__, str(exc), traceback.format_exc()))
-    conn.send(answer)
-    conn.close()
-
-
-def _pickled_or_none(exc: BaseException) -> bytes | None:
-    """The exception pickled on its own, so a failure to pickle (or later to unpickle) it loses only the object."""
-    try:
-        return pickle.dumps(exc)
-    except Exception:  # noqa: BLE001  (any pickling failure means: send the text only)
-        return None
-
-
-def _unpickled_or_none(data: bytes | None) -> BaseException | None:
-    if data is None:
-        return None
-    try:
-        return pickle.loads(data)
-    except Exception:  # noqa: BLE001  (e.g. the class lives in a module only the child has imported)
-        return None
-
-
-def _reraise_child_failure(pickled_exc: bytes | None, type_name: str, message: str, child_tb: str) -> None:
-    """Raise the child's exception in this process, its message extended with the child's traceback.
-
-    The same exception type is raised when it could be sent back, so ``except UnknownEnvError`` and the like in the
-    caller still work; otherwise an :class:`EnvInfoProcessError` carries the type name, message and traceback.
-    """
-    exc = _unpickled_or_none(pickled_exc)
-    details = f"(raised while creating the env in a separate process; traceback there:)\n{child_tb}"
-    if exc is None:
-        raise EnvInfoProcessError(f"{type_name}: {message}\n{details}")
-    if exc.args and isinstance(exc.args[0], str):
-        exc.args = (f"{exc.args[0]}\n{details}", *exc.args[1:])
-    else:
-        exc.add_note(details)
-    raise exc
-
-
-def obtain_env_info_in_a_separate_process(cfg: Config) -> EnvInfo:
-    """Create one env in a spawned child process, read its EnvInfo there, close the env and return the EnvInfo.
-
-    Keeps simulators, CUDA and env threads from ever starting in the calling process. The child gets this
-    process's global context (env registry and model factory), so envs registered by user code are found there
-    too. An exception in the child is raised here, with the child's traceback in its message.
-    """
-    ctx = multiprocessing.get_context("spawn")
-    parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_env_info_child, args=(cfg, sf_global_context(), child_conn), name="env_info")
-    proc.start()
-    child_conn.close()  # so that recv() sees EOF if the child dies without answering
-    try:
-        if not parent_conn.poll(SEPARATE_PROCESS_TIMEOUT_S):
-            raise EnvInfoProcessError(
-                f"The env-info process for --env={cfg.env} gave no answer in {SEPARATE_PROCESS_TIMEOUT_S:.0f} s; "
-                f"check that creating the env does not hang"
-            )
-        ok, payload = parent_conn.recv()
-    except EOFError:
-        proc.join(timeout=5)
-        raise EnvInfoProcessError(
-            f"The env-info process for --env={cfg.env} died (exit code {proc.exitcode}) before reporting; "
-            f"the env probably crashed the interpreter: create it in the main process to see where"
-        ) from None
-    finally:
-        parent_conn.close()
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    if not ok:
-        _reraise_child_failure(*payload)
-    return payload
+__all__ = [
+    "ENV_INFO_PROTOCOL_VERSION",
+    "EnvInfo",
+    "EnvInfoProcessError",
+    "SEPARATE_PROCESS_TIMEOUT_S",
+    "action_splits_of",
+    "extract_env_info",
+    "is_multiagent_env",
+    "obtain_env_info",
+    "obtain_env_info_in_a_separate_process",
+]

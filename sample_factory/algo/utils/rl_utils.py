@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.utils.tensor_dict import TensorDict
 
 
 def _as_float(x: Tensor, like: Tensor) -> Tensor:

@@ -27,22 +27,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from sample_factory.algo.utils.action_distributions import (
+from sample_factory.algo.utils.policy_weights import PolicyWeights
+from sample_factory.algo.utils.wiring import rollout_worker_name
+from sample_factory.envs.env_info import EnvInfo
+from sample_factory.envs.spaces.layout import obs_space_dict
+from sample_factory.model.action_distributions import (
     buffer_actions,
     calc_num_action_parameters,
     get_action_distribution,
 )
-from sample_factory.algo.utils.env_info import EnvInfo
-from sample_factory.algo.utils.policy_weights import PolicyWeights
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.wiring import rollout_worker_name
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 __all__ = [
@@ -54,17 +54,8 @@ __all__ = [
     "num_actors_total",
     "num_trajectory_slots",
     "numpy_views",
-    "obs_space_dict",
     "trajectories_per_batch",
 ]
-
-
-def obs_space_dict(obs_space) -> dict[str, Any]:
-    """A plain Box observation space appears to the model as the dict ``{"obs": space}``."""
-    spaces = getattr(obs_space, "spaces", None)
-    if isinstance(spaces, dict):
-        return dict(spaces)
-    return {"obs": obs_space}
 
 
 def _torch_dtype(np_dtype) -> torch.dtype:

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from sample_factory.algo.utils.spaces.discretized import Discretized
+from sample_factory.envs.spaces.discretized import Discretized
 from sf_examples.vizdoom.doom.scenarios import ActionKind
 
 NUM_WEAPON_SLOTS = 7

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from sample_factory.algo.learning.batch_buffers import BatchPlacement, TrainingBatches, batch_placement
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 
 NUM_SLOTS = 6
 

@@ -12,11 +12,11 @@ import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, LocalInbox, Router
 
 

@@ -17,13 +17,13 @@ from sample_factory.algo.learning import learner_fast_paths
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.losses import ppo_loss, ppo_loss_autograd
 from sample_factory.algo.utils.context import global_model_factory, reset_global_context
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import calc_num_elements
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.model.actor_critic import ActorCriticSharedWeights
 from sample_factory.model.encoder import Encoder
 from sample_factory.model.fast_path_checks import DISABLE_ENV, FORCE_ENV
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.torch_utils import calc_num_elements
 
 IMAGE = gym.spaces.Box(0, 255, (3, 36, 40), dtype=np.uint8)
 VECTOR = gym.spaces.Box(-10.0, 10.0, (4,), dtype=np.float32)

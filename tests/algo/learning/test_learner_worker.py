@@ -10,10 +10,10 @@ import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.learner_worker import LearnerWorker
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 

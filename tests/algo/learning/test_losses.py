@@ -17,7 +17,7 @@ from sample_factory.algo.learning.losses import (
     ppo_loss_autograd,
     standardize_rows,
 )
-from sample_factory.algo.utils.torch_utils import ValidMean
+from sample_factory.utils.torch_utils import ValidMean
 
 CLIP_RATIO, CLIP_VALUE, VALUE_COEFF = 0.1, 0.2, 0.7
 

@@ -10,9 +10,9 @@ from sample_factory.algo.learning.loop_specs import training_loop_specs
 from sample_factory.algo.runners.child_process import process_title
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 

@@ -17,11 +17,11 @@ from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_pl
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.runners.respawn import describe_exit
 from sample_factory.algo.sampling.env_runner import EnvKeepsFailing, EnvRecovery, EpisodeStats, NonBatchedEnvRunner
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, numpy_views
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, LoopLiveness, Router
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 

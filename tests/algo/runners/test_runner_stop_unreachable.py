@@ -8,8 +8,8 @@ import gymnasium as gym
 import numpy as np
 
 from sample_factory.algo.runners.runner_component import RunnerComponent
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router, make_mp_inbox
 from sample_factory.utils.misc import ExperimentStatus
 

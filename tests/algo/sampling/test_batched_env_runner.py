@@ -8,10 +8,10 @@ import torch
 from counting_envs import CountingEnv, TwoAgentEnv
 
 from sample_factory.algo.sampling.env_runner import BatchedEnvRunner, EpisodeStats, NonBatchedEnvRunner
-from sample_factory.algo.utils.env_info import extract_env_info
-from sample_factory.algo.utils.make_env import BatchedVecEnv, SequentialVectorizeWrapper
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories, numpy_views
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import extract_env_info
+from sample_factory.envs.make_env import BatchedVecEnv, SequentialVectorizeWrapper
 
 T = 6
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from sample_factory.algo.sampling.env_runner import EpisodeStats, SplitState
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 
 
 def _finish(stats: EpisodeStats, info: dict) -> tuple:

@@ -27,8 +27,8 @@ from hot_path_harness import (
 
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.env_info import extract_env_info
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
+from sample_factory.envs.env_info import extract_env_info
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 
 ROLLOUTS_PER_ACTOR = 5

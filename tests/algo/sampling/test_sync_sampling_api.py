@@ -13,10 +13,10 @@ from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.sync_sampling_api import HandoffConsumer, SyncSamplingAPI
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_utils import register_env
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 from sample_factory.utils.misc import ExperimentStatus

@@ -10,9 +10,9 @@ import torch
 from sample_factory.algo.sampling.batched_sampling import BatchedVectorEnvRunner
 from sample_factory.algo.sampling.non_batched_sampling import NonBatchedVectorEnvRunner
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.env_info import extract_env_info
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import extract_env_info
 from sample_factory.envs.env_utils import TrainingInfoInterface, register_env
 
 RUNNERS = [BatchedVectorEnvRunner, NonBatchedVectorEnvRunner]

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from sample_factory.algo.utils.env_info import EnvInfo
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     SlotOwners,
@@ -19,6 +18,7 @@ from sample_factory.algo.utils.shared_buffers import (
     numpy_views,
 )
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import EnvInfo
 
 
 def _env_info(action_space, obs_space=None) -> EnvInfo:

@@ -9,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from sample_factory.algo.utils.optimizers import FlatAdam, Lamb, LeanAdamStep, SgdStep, clip_grad_norm
+from sample_factory.algo.learning.optimizers import FlatAdam, Lamb, LeanAdamStep, SgdStep, clip_grad_norm
 
 
 def test_lamb_minimises_a_quadratic():

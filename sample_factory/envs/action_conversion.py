@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sample_factory.algo.utils.spaces.discretized import Discretized
+from sample_factory.envs.spaces.discretized import Discretized
 
 
 def make_action_converter(action_space):

@@ -10,7 +10,8 @@ import pytest
 import torch
 from torch.distributions import Categorical, Normal, kl_divergence
 
-from sample_factory.algo.utils.action_distributions import (
+from sample_factory.envs.spaces.discretized import Discretized
+from sample_factory.model.action_distributions import (
     CategoricalActionDistribution,
     ContinuousActionDistribution,
     TupleActionDistribution,
@@ -22,7 +23,6 @@ from sample_factory.algo.utils.action_distributions import (
     is_continuous_action_space,
     sample_actions_log_probs,
 )
-from sample_factory.algo.utils.spaces.discretized import Discretized
 
 BATCH = 64
 

@@ -10,14 +10,14 @@ from counting_envs import CountingEnv, TwoAgentEnv
 from gymnasium import spaces
 
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.make_env import (
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_utils import register_env
+from sample_factory.envs.make_env import (
     BatchedVecEnv,
     SequentialVectorizeWrapper,
     is_natively_vectorized,
     make_env_func_batched,
 )
-from sample_factory.cfg.arguments import default_cfg
-from sample_factory.envs.env_utils import register_env
 from sample_factory.utils.attr_dict import AttrDict
 from sf_examples.batched_cartpole import BatchedCartPole
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.env_info import (
+from sample_factory.envs.env_info import (
     ENV_INFO_PROTOCOL_VERSION,
     EnvInfo,
     EnvInfoProcessError,

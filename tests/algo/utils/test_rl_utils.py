@@ -230,7 +230,7 @@ def test_make_dones_for_all_container_kinds():
 
 def test_samples_per_trajectory_counts_steps_not_bootstrap_columns():
     from sample_factory.algo.utils.rl_utils import samples_per_trajectory
-    from sample_factory.algo.utils.tensor_dict import TensorDict
+    from sample_factory.utils.tensor_dict import TensorDict
 
     n, t = 3, 5
     batch = TensorDict(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from sample_factory.algo.utils.gymnasium_utils import convert_space
+from sample_factory.envs.gymnasium_utils import convert_space
 
 
 # minimal stand-ins with the class names and attributes of the old gym.spaces classes

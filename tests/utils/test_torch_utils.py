@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sample_factory.algo.utils.torch_utils import (
+from sample_factory.utils.torch_utils import (
     ValidMean,
     calc_num_elements,
     init_torch_runtime,

@@ -22,14 +22,14 @@ from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.losses import normalize_advantages
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
-from sample_factory.algo.utils.action_distributions import calc_num_action_parameters, calc_num_actions
 from sample_factory.algo.utils.model_sharing import ParameterServer
 from sample_factory.algo.utils.rl_utils import vtrace
-from sample_factory.algo.utils.tensor_dict import TensorDict
-from sample_factory.algo.utils.torch_utils import ValidMean
 from sample_factory.cfg.arguments import default_cfg
+from sample_factory.model.action_distributions import calc_num_action_parameters, calc_num_actions
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.torch_utils import ValidMean
 
 OBS_DIM = 4
 DISCRETE = gym.spaces.Discrete(3)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from sample_factory.algo.utils.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
+from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
 
 EPSILON = 1e-5
 

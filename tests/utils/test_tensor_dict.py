@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from sample_factory.algo.utils.tensor_dict import TensorDict, cat_tensordicts, copy_slots
+from sample_factory.utils.tensor_dict import TensorDict, cat_tensordicts, copy_slots
 
 
 def _td(start: int, n: int) -> TensorDict:

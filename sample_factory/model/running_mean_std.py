@@ -1,0 +1,204 @@
+"""Running mean/variance normalisation of observations and returns (``--normalize_input``, ``--normalize_returns``).
+
+Statistics are merged batch by batch with the parallel variance algorithm (Chan et al. 1979), so the result
+equals the mean and the sample variance (Bessel-corrected, divided by ``count - 1``) of everything seen so far,
+whatever the batch sizes. The sample variance is the unbiased estimate of the input's variance: normalised data
+then has a sample standard deviation of one even when the normaliser has seen only a few samples (the population
+variance would leave two samples with a standard deviation of sqrt(2)). They are kept in float64 buffers: a
+float32 count or sum of squares loses precision after a few hundred million samples. Being buffers, they live in
+``state_dict()`` and travel with checkpoints and with the weights shared between the learner and the inference
+workers.
+
+Only the learner updates the statistics (modules in ``train()`` mode); inference workers run in ``eval()`` mode
+and only apply them. The module compiles with ``torch.jit.script``; the cache of the converted statistics is used
+only in eager mode.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from torch import Tensor, nn
+
+DEFAULT_EPSILON = 1e-5
+DEFAULT_CLIP = 5.0
+
+
+def _writable_float(x: Tensor) -> Tensor:
+    """``x`` itself if it may be overwritten in place, else a float copy (integer pixels, autograd-tracked input)."""
+    if not x.is_floating_point():
+        return x.float()
+    if x.requires_grad and torch.is_grad_enabled():
+        return x.clone()
+    return x
+
+
+# per-sample size from which moments are computed in float32 (images); smaller inputs are summed in float64
+LARGE_SAMPLE_NUMEL = 4096
+
+
+def _batch_moments(x: Tensor, dims: list[int], large_numel: int = LARGE_SAMPLE_NUMEL) -> tuple[Tensor, Tensor]:
+    """float64 mean and population variance of ``x`` over ``dims`` (the batch dim 0, and more for per-channel).
+
+    ``x`` is not modified. Returns, scalars and vector observations are summed in float64, exactly. Images (integer
+    pixels, or samples of at least ``LARGE_SAMPLE_NUMEL`` values) use float32 in two passes, the mean and then the
+    mean of squared deviations in a scratch copy: no float64 copy of the batch (450 MB for 2048 Doom frames), a
+    relative error ~1e-7 on pixel statistics, and 5x faster on CPU than ``torch.var_mean`` over the leading
+    dimension (measured 12 vs 62 ms for 512 Doom frames).
+    """
+    large = x.dim() > 1 and x[0].numel() >= large_numel
+    if x.is_floating_point() and (x.dtype == torch.float64 or not large):
+        batch_var, batch_mean = torch.var_mean(x.to(torch.float64), dim=dims, correction=0)
+        return batch_mean, batch_var
+    deviations = x.to(torch.float32, copy=True)  # scratch, overwritten below
+    batch_mean = deviations.mean(dim=dims, keepdim=True)
+    batch_var = deviations.sub_(batch_mean).square_().mean(dim=dims)
+    return batch_mean.squeeze(dims).to(torch.float64), batch_var.to(torch.float64)
+
+
+class RunningMeanStdInPlace(nn.Module):
+    """Normalises tensors whose trailing dimensions are ``input_shape`` with running statistics.
+
+    ``input_shape`` is ``()`` for scalars such as returns, ``(obs_dim,)`` for vector observations and
+    ``(C, H, W)`` for images; every leading dimension of the input counts as a batch dimension.
+
+    Statistics are per element by default. ``per_channel`` keeps one mean and variance per channel (the first
+    dimension of ``input_shape``, e.g. ``C`` of a ``[C, H, W]`` image), pooled over the other dimensions: every
+    pixel of a channel is then shifted and scaled alike, which keeps the spatial structure of images. ``norm_only``
+    divides by the standard deviation without subtracting the mean, for inputs whose sign or zero point carries
+    meaning (rewards, returns).
+    """
+
+    def __init__(
+        self,
+        input_shape: tuple[int, ...] | int = (),
+        epsilon: float = DEFAULT_EPSILON,
+        clip: float = DEFAULT_CLIP,
+        per_channel: bool = False,
+        norm_only: bool = False,
+    ):
+        super().__init__()
+        self.input_shape = (input_shape,) if isinstance(input_shape, int) else tuple(input_shape)
+        if per_channel and len(self.input_shape) < 1:
+            raise ValueError("RunningMeanStdInPlace(per_channel=True) needs an input_shape with a channel dimension")
+        self.epsilon = float(epsilon)
+        self.clip = float(clip)
+        self.per_channel = per_channel
+        self.norm_only = norm_only
+        # lists, not tuples: TorchScript indexes and concatenates them (see update())
+        self._samples_shape = [-1] + list(self.input_shape)  # [N, *input_shape]
+        # per channel, every value of a channel in every sample is one observation of that channel's distribution
+        self._reduce_dims = [0] + list(range(2, len(self.input_shape) + 1)) if per_channel else [0]
+        # per channel: [C, 1, 1, ...] so the statistics broadcast over the remaining dimensions of each sample
+        stats_shape = (self.input_shape[0],) + (1,) * (len(self.input_shape) - 1) if per_channel else self.input_shape
+        self.register_buffer("running_mean", torch.zeros(stats_shape, dtype=torch.float64))
+        self.register_buffer("running_var", torch.ones(stats_shape, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        # (running_mean, running_var, (their versions, dtype)) of the cached (mean, std); see _mean_std()
+        self._cached_key = None
+        self._cached_mean_std = None
+
+    def update(self, x: Tensor) -> None:
+        """Merges batch ``x`` ([*batch, *input_shape]) into the mean and sample variance of everything seen.
+
+        The running variance times ``count - 1`` is the sum of squared deviations so far (none before two samples:
+        the initial variance of one is a placeholder that only keeps an unused normaliser an identity).
+        """
+        with torch.no_grad():
+            x = x.reshape(self._samples_shape)
+            if x.shape[0] == 0:
+                return
+            batch_count = x.numel() // self.running_mean.numel()
+            batch_mean, batch_var = _batch_moments(x, self._reduce_dims)
+            batch_mean = batch_mean.reshape(self.running_mean.shape)
+            batch_var = batch_var.reshape(self.running_var.shape)
+            total = self.count + batch_count
+            delta = batch_mean - self.running_mean
+            sum_sq = (
+                self.running_var * (self.count - 1.0).clamp(min=0.0)
+                + batch_var * batch_count
+                + delta.square() * self.count * batch_count / total
+            )
+            self.running_mean += delta * batch_count / total
+            self.running_var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
+            self.count.copy_(total)
+
+    @torch.jit.unused
+    def _mean_std(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        """The running mean and ``sqrt(var + eps)`` in ``dtype``, recomputed only when the statistics changed.
+
+        An inference worker normalises every small batch with statistics that change once per weight update; the
+        four tensor operations of the conversion were a third of that normalisation (CartPole, 12 observations: 25
+        us per call before, 17 us with the cache). The statistics change in place (``update``, ``load_state_dict``:
+        their version counters move) or are replaced (``.to(device)``: other tensor objects); the key sees both.
+        """
+        mean_src, var_src = self.running_mean, self.running_var
+        key = (mean_src._version, var_src._version, dtype)
+        cached = self._cached_key
+        if cached is not None and cached[0] is mean_src and cached[1] is var_src and cached[2] == key:
+            return self._cached_mean_std
+        with torch.inference_mode(False):  # normal tensors even inside inference mode: autograd may save them later
+            mean_std = (mean_src.to(dtype), torch.sqrt(var_src + self.epsilon).to(dtype))
+        self._cached_key, self._cached_mean_std = (mean_src, var_src, key), mean_std
+        return mean_std
+
+    def forward(self, x: Tensor, denormalize: bool = False) -> Tensor:
+        """Normalises ``x`` to ``clamp((x - mean) / sqrt(var + eps), -clip, clip)``, or inverts that if ``denormalize``.
+
+        With ``norm_only`` the mean is neither subtracted nor added back, and nothing is clipped: ``clip`` bounds a
+        standardised value to that many standard deviations from the mean, which a merely rescaled value is not.
+        In training mode the statistics are first updated from ``x`` (never when denormalising). ``x`` is
+        overwritten in place when it is a floating-point tensor that autograd does not track, saving a copy of large
+        observation batches; the result is returned either way (a new float32 tensor for integer inputs).
+        """
+        if self.training and not denormalize:
+            self.update(x)
+        out = _writable_float(x)
+        if torch.jit.is_scripting():
+            mean = self.running_mean.to(out.dtype)
+            std = torch.sqrt(self.running_var + self.epsilon).to(out.dtype)
+        else:
+            mean, std = self._mean_std(out.dtype)
+        if denormalize:
+            out.mul_(std)
+            return out if self.norm_only else out.add_(mean)
+        if self.norm_only:
+            return out.div_(std)
+        return out.sub_(mean).div_(std).clamp_(-self.clip, self.clip)
+
+
+class RunningMeanStdDictInPlace(nn.Module):
+    """One ``RunningMeanStdInPlace`` per normalised key of a ``Dict`` observation space.
+
+    ``keys_to_normalize`` (``--normalize_input_keys``) selects the keys; by default every ``Box`` key except
+    ``action_mask``, which must keep its 0/1 meaning. Other keys pass through untouched.
+    """
+
+    def __init__(
+        self,
+        obs_space: gym.spaces.Dict,
+        keys_to_normalize: list[str] | None = None,
+        epsilon: float = DEFAULT_EPSILON,
+        clip: float = DEFAULT_CLIP,
+    ):
+        super().__init__()
+        if keys_to_normalize is None:
+            keys_to_normalize = [
+                key
+                for key, space in obs_space.spaces.items()
+                if isinstance(space, gym.spaces.Box) and key != "action_mask"
+            ]
+        unknown = sorted(set(keys_to_normalize) - set(obs_space.spaces))
+        if unknown:
+            raise ValueError(
+                f"--normalize_input_keys {unknown} not in the observation space keys {list(obs_space.spaces)}"
+            )
+        self.running_mean_std = nn.ModuleDict(
+            {key: RunningMeanStdInPlace(obs_space[key].shape, epsilon, clip) for key in keys_to_normalize}
+        )
+
+    def forward(self, obs_dict: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Normalises the selected entries of ``obs_dict``, replacing them in the dict, and returns the dict."""
+        for key, normalizer in self.running_mean_std.items():
+            obs_dict[key] = normalizer(obs_dict[key])
+        return obs_dict
