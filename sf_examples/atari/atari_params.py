@@ -14,7 +14,8 @@ ATARI_DEFAULTS: dict[str, Any] = {
     # the standard preprocessing (sf_examples/atari/atari_utils.py): an action every 4 frames, 4 frames stacked
     "env_frameskip": 4,
     "env_framestack": 4,
-    # FPS and --train_for_env_steps count emulator frames; reported episode rewards are whole games' raw scores
+    # FPS and --train_for_env_steps count emulator frames; the env writes no info["episode"], so with the flag the
+    # reported episode is still one life (whole games go to game_score, see atari_utils.GameStatsWrapper)
     "summaries_use_frameskip": True,
     "use_record_episode_statistics": True,
     # the Nature DQN conv net and its 512-unit layer, on pixels scaled to [0, 1], then normalised per pixel

@@ -6,9 +6,8 @@ Training stack (Mnih et al. 2015; Machado et al. 2018 for the terms), innermost 
   ``--atari_repeat_action_probability`` says otherwise, at most 108,000 frames (30 minutes) per game;
 - up to 30 random no-ops after reset (:class:`NoopResetEnv`), so a deterministic game starts differently;
 - ``--env_frameskip`` (4) repeats of each action, max-pooled over the last two frames (:class:`MaxAndSkipEnv`);
-- game statistics: the whole game's raw score and length (frames) go to ``info["episode"]`` (reported as the
-  episode with ``--use_record_episode_statistics``, a family default) and to ``episode_extra_stats``
-  (``game_score``, ``game_length`` in TensorBoard) when a game ends;
+- game statistics: the whole game's raw score and length go to ``episode_extra_stats`` (``game_score``,
+  ``game_length`` in TensorBoard) when a game ends;
 - with ``--atari_episodic_life`` a lost life ends the episode for the learner (the game goes on);
 - FIRE after reset for games that wait for it (:class:`FireResetEnv`);
 - 84x84 frames (area interpolation), the last ``--env_framestack`` (4) stacked into a ``(4, 84, 84)`` uint8 image.
@@ -71,12 +70,12 @@ def is_evaluation_cfg(cfg: Config | None) -> bool:
 
 
 class GameStatsWrapper(gym.Wrapper):
-    """At the end of a whole game put its raw score and length (frames) into ``info["episode_extra_stats"]`` and,
-    as a RecordEpisodeStatistics wrapper would, into ``info["episode"]``.
+    """At the end of a whole game put its raw score and length into ``info["episode_extra_stats"]``.
 
-    Sits below :class:`EpisodicLifeEnv`, so it sees games, not lives. With ``--use_record_episode_statistics`` (a
-    family default) Sample Factory reports these whole-game figures as the episode reward and length and skips the
-    lives in between; without it, its own episode reward is the score of one life.
+    Sits below :class:`EpisodicLifeEnv`, so it sees games, not lives: Sample Factory's own episode reward is
+    then the score of one life, and ``game_score`` the score of the game. It writes no ``info["episode"]``, so
+    ``--use_record_episode_statistics`` (a family default, as in Sample Factory 2) leaves the reported episode one
+    life, which is what Sample Factory 2.1.1's Atari runs report during training too.
     """
 
     def __init__(self, env: gym.Env) -> None:
@@ -96,7 +95,6 @@ class GameStatsWrapper(gym.Wrapper):
             extra = dict(info.get("episode_extra_stats", {}))
             extra.update(game_score=self.score, game_length=self.length)
             info["episode_extra_stats"] = extra
-            info["episode"] = {"r": self.score, "l": self.length}  # read with --use_record_episode_statistics
             self.score, self.length = 0.0, 0
         return obs, reward, terminated, truncated, info
 

@@ -109,8 +109,7 @@ class EpisodeStats:
 
     num_actors: int
     # --use_record_episode_statistics: report the env's own episode sums (info["episode"]["r"/"l"], written by a
-    # RecordEpisodeStatistics wrapper) instead of ours, e.g. the unclipped reward under a reward-changing wrapper;
-    # an episode that ends with lives left and no record is a lost life of a game still going on: not reported
+    # RecordEpisodeStatistics wrapper) instead of ours, e.g. the unclipped reward under a reward-changing wrapper
     env_episode_stats: bool = False
     reward: np.ndarray = field(init=False)
     length: np.ndarray = field(init=False)
@@ -122,20 +121,12 @@ class EpisodeStats:
 
     def episode_done(self, actor: int, policy_id: int, info: dict) -> None:
         reward, length = float(self.reward[actor]), int(self.length[actor])
-        self.reward[actor] = 0.0
-        self.length[actor] = 0
         if self.env_episode_stats:
-            if _life_lost_mid_game(info):
-                return  # the game goes on: its score is reported, once, when it ends
             reward, length = _recorded_episode(info, reward, length)
         objective = info.get("true_objective", reward)
         self.finished.append((policy_id, reward, length, float(objective), info.get("episode_extra_stats")))
-
-
-def _life_lost_mid_game(info: dict) -> bool:
-    """An episode end with no recorded statistics while lives remain (``info["lives"] > 0``, ale-py's key): a life
-    lost under an episodic-life wrapper, not the end of the game the env records in ``info["episode"]``."""
-    return "episode" not in info and (info.get("lives") or 0) > 0
+        self.reward[actor] = 0.0
+        self.length[actor] = 0
 
 
 def _recorded_episode(info: dict, reward: float, length: int) -> tuple[float, int]:

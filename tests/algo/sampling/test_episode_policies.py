@@ -33,19 +33,6 @@ def test_recorded_statistics_missing_falls_back_to_own_sums():
     assert _finish(stats, {})[1:3] == (3.0, 7)
 
 
-def test_a_life_lost_mid_game_is_not_reported_with_the_flag():
-    """Lives left and no record: a life lost under an episodic-life wrapper; the game's record comes at its end."""
-    stats = EpisodeStats(1, env_episode_stats=True)
-    stats.reward[0], stats.length[0] = 3.0, 7
-    stats.episode_done(0, 0, {"lives": 2})
-    assert stats.finished == [] and (stats.reward[0], stats.length[0]) == (0.0, 0)
-    assert _finish(stats, {"lives": 0, "episode": {"r": 40.0, "l": 900}})[1:3] == (40.0, 900)
-
-
-def test_without_the_flag_every_life_is_an_episode():
-    assert _finish(EpisodeStats(1), {"lives": 2})[1:3] == (3.0, 7)
-
-
 def _worker(mix: bool, num_agents: int, num_policies: int = 4) -> RolloutWorker:
     cfg = default_cfg(env="fake")
     cfg.num_policies, cfg.pbt_mix_policies_in_one_env, cfg.seed = num_policies, mix, 3
