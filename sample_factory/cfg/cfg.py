@@ -233,8 +233,9 @@ def add_optimizer_args(p: ArgParser) -> None:
         "--lr_schedule",
         type=str,
         default="constant",
-        choices=["constant", "kl_adaptive_minibatch", "kl_adaptive_epoch"],
-        help="Keep the rate constant or adapt it to the policy KL after every minibatch or epoch.",
+        choices=["constant", "kl_adaptive_minibatch", "kl_adaptive_epoch", "linear_decay"],
+        help="Keep the rate constant, adapt it to the policy KL after every minibatch or epoch, or decay it linearly "
+        "to 0 over train_for_env_steps // batch_size * num_epochs minibatch updates.",
     )
     g.add_argument(
         "--lr_schedule_kl_threshold", type=float, default=0.008, help="Target KL of the kl_adaptive schedules."

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import tempfile
 
-from sample_factory.algo.utils.misc import ExperimentStatus
 from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.huggingface.card_facts import (
@@ -24,6 +23,7 @@ from sample_factory.huggingface.model_card import CardInputs, render_model_card
 from sample_factory.huggingface.staging import REPLAY_FILE, stage_upload
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
 from sample_factory.utils.utils import experiment_dir
 

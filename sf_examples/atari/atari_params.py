@@ -7,39 +7,59 @@ from typing import Any
 
 from sample_factory.utils.utils import str2bool
 
-# PPO's Atari settings (Schulman et al. 2017, as CleanRL and Sample Factory 2 use them) on the DQN preprocessing
-# (Mnih et al. 2015); docs/atari.md says what was measured. Anything given on the command line still wins.
+# Sample Factory 2.1.1's Atari defaults, value for value (PPO's Atari settings, Schulman et al. 2017, on the DQN
+# preprocessing, Mnih et al. 2015), plus the one deviation below; tests/envs/test_family_defaults.py holds them to
+# it. Anything given on the command line still wins; docs/atari.md says what to pass on a small machine.
 ATARI_DEFAULTS: dict[str, Any] = {
     # the standard preprocessing (sf_examples/atari/atari_utils.py): an action every 4 frames, 4 frames stacked
     "env_frameskip": 4,
     "env_framestack": 4,
-    # the Nature DQN conv net and its 512-unit layer, on pixels scaled to [0, 1]
+    # FPS and --train_for_env_steps count emulator frames; the env writes no info["episode"], so with the flag the
+    # reported episode is still one life (whole games go to game_score, see atari_utils.GameStatsWrapper)
+    "summaries_use_frameskip": True,
+    "use_record_episode_statistics": True,
+    # the Nature DQN conv net and its 512-unit layer, on pixels scaled to [0, 1], then normalised per pixel
     "encoder_conv_architecture": "convnet_atari",
     "encoder_conv_mlp_layers": [512],
     "nonlinearity": "relu",
     "obs_scale": 255.0,
-    "normalize_input": False,
+    "normalize_input": True,
     "use_rnn": False,
-    # the DQN reward clipping, done by the learner so the logged episode rewards stay raw game scores
+    "recurrence": 1,
+    "adaptive_stddev": False,
+    # Deviation: SF2 clips rewards inside the env (to their sign); here the learner clips them to [-1, 1], so the
+    # env's rewards stay game scores for enjoy, eval and every logged sum. Atari rewards are integers, where both
+    # give the same training signal (measured in docs/atari.md).
     "reward_clip": 1.0,
-    "normalize_returns": False,
-    # 2 workers x 8 envs, 128-step rollouts; 4 epochs over 4 minibatches of 256 (PPO's 1024-sample update)
-    "num_workers": 2,
-    "num_envs_per_worker": 8,
-    "worker_num_splits": 2,
+    "reward_scale": 1.0,
+    "normalize_returns": True,
+    # 8 synchronous workers x 1 env, 128-step rollouts: 1024 samples per round, one training batch
+    "serial_mode": False,
+    "async_rl": False,
+    "batched_sampling": False,
+    "num_workers": 8,
+    "num_envs_per_worker": 1,
+    "worker_num_splits": 1,
     "rollout": 128,
+    # 4 epochs over 4 minibatches of 256 (PPO's 1024-sample update)
     "batch_size": 256,
     "num_batches_per_epoch": 4,
     "num_epochs": 4,
-    "learning_rate": 2.5e-4,
+    "shuffle_minibatches": False,
+    "train_for_env_steps": 10_000_000,
+    "learning_rate": 0.00025,
+    "lr_schedule": "linear_decay",
     "adam_eps": 1e-5,
     "gamma": 0.99,
     "gae_lambda": 0.95,
+    "with_vtrace": False,
     "ppo_clip_ratio": 0.1,
     "value_loss_coeff": 0.5,
+    "kl_loss_coeff": 0.0,
     "exploration_loss": "entropy",
     "exploration_loss_coeff": 0.01,
     "max_grad_norm": 0.5,
+    "experiment_summaries_interval": 3,
 }
 
 

@@ -12,8 +12,8 @@ Training stack (Mnih et al. 2015; Machado et al. 2018 for the terms), innermost 
 - FIRE after reset for games that wait for it (:class:`FireResetEnv`);
 - 84x84 frames (area interpolation), the last ``--env_framestack`` (4) stacked into a ``(4, 84, 84)`` uint8 image.
 
-Rewards are clipped to [-1, 1] by the learner (``--reward_clip=1``), not here, so the episode rewards Sample
-Factory logs are raw scores. ``enjoy`` and ``sample_factory.eval`` play whole games (no episodic life), so their
+Rewards are clipped to [-1, 1] by the learner (``--reward_clip=1``), not here, so every reward the env returns and
+every sum of them is a raw score. ``enjoy`` and ``sample_factory.eval`` play whole games (no episodic life), so their
 episode rewards are game scores.
 """
 
@@ -73,7 +73,9 @@ class GameStatsWrapper(gym.Wrapper):
     """At the end of a whole game put its raw score and length into ``info["episode_extra_stats"]``.
 
     Sits below :class:`EpisodicLifeEnv`, so it sees games, not lives: Sample Factory's own episode reward is
-    then the score of one life, and ``game_score`` the score of the game.
+    then the score of one life, and ``game_score`` the score of the game. It writes no ``info["episode"]``, so
+    ``--use_record_episode_statistics`` (a family default, as in Sample Factory 2) leaves the reported episode one
+    life, which is what Sample Factory 2.1.1's Atari runs report during training too.
     """
 
     def __init__(self, env: gym.Env) -> None:

@@ -41,6 +41,10 @@ def parse_atari_cfg(argv: list[str] | None = None, evaluation: bool = False) -> 
     return parse_full_cfg(parser, argv)
 
 
+# Sample Factory 2's name for the same function: parse_atari_args(argv=None, evaluation=False) -> cfg
+parse_atari_args = parse_atari_cfg
+
+
 def check_env_name(cfg: Config) -> bool:
     """Fail early, naming the Atari envs, before any process starts."""
     if cfg.env in ATARI_ENVS:

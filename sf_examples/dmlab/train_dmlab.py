@@ -51,6 +51,16 @@ def parse_dmlab_cfg(argv: list[str] | None = None, evaluation: bool = False) -> 
     return parse_full_cfg(parser, argv)
 
 
+def register_dmlab_components() -> None:
+    """Sample Factory 2's registration entry point: every ``dmlab_*`` name (the encoder is chosen by flags, so
+    there is no model to register). Needs no simulator; creating an env does."""
+    register_dmlab_envs()
+
+
+# Sample Factory 2's name for the same function: parse_dmlab_args(argv=None, evaluation=False) -> cfg
+parse_dmlab_args = parse_dmlab_cfg
+
+
 def check_can_run(cfg: Config) -> str | None:
     """Why the envs cannot be created (unknown name, no deepmind_lab), checked before any process starts."""
     if cfg.env not in DMLAB_ENVS:

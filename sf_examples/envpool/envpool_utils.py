@@ -23,8 +23,6 @@ BATCHED_DEFAULTS: dict[str, Any] = {
     # one EnvPool instance per worker, stepped as one vectorised env (alone in its split)
     "num_envs_per_worker": 1,
     "worker_num_splits": 1,
-    # the env reports whole-episode raw scores in info["episode"] (unclipped Atari game scores)
-    "use_record_episode_statistics": True,
 }
 
 
@@ -37,6 +35,15 @@ def require_envpool() -> Any:
             f"EnvPool envs need the Python package 'envpool' ({exc.__cause__}). Install it with {ENVPOOL_INSTALL}; "
             "EnvPool publishes wheels for Linux x86_64/aarch64 and macOS, Python >= 3.11 (envpool 1.x)"
         ) from exc
+
+
+def envpool_available() -> bool:
+    """Whether the ``envpool`` package can be imported (Sample Factory 2's name; tests skip on False)."""
+    try:
+        require_envpool()
+    except MissingDependencyError:
+        return False
+    return True
 
 
 def add_envpool_args(env_name: str, parser: argparse.ArgumentParser) -> None:

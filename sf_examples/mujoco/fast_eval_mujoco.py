@@ -4,7 +4,7 @@
         --max_num_episodes=50
 
 The family's script for ``python -m sample_factory.eval`` (which finds the family by the env name as well):
-the mean action by default (``--eval_deterministic=False`` samples), no rendering.
+actions sampled from the policy (``--eval_deterministic=True`` takes the mean action), no rendering.
 """
 
 from __future__ import annotations

@@ -5,43 +5,53 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-# Sample Factory 2's published MuJoCo settings where they fit a small machine (docs/mujoco.md lists each choice and
-# what was measured); anything given on the command line still wins.
+# Sample Factory 2.1.1's MuJoCo defaults, value for value (tests/envs/test_family_defaults.py holds them to it);
+# anything given on the command line still wins. docs/mujoco.md says what to pass on a small machine.
 MUJOCO_DEFAULTS: dict[str, Any] = {
-    # two workers x 8 envs in 2 splits: one split steps while the other waits for actions
-    "num_workers": 2,
+    # 8 synchronous workers x 8 envs in 2 splits, 64-step rollouts: 4096 samples per round, one training batch
+    "serial_mode": False,
+    "async_rl": False,
+    "batched_sampling": False,
+    "num_workers": 8,
     "num_envs_per_worker": 8,
     "worker_num_splits": 2,
-    # 1024 samples per update in 4 minibatches of 256, two passes: several SGD steps per sample, as PPO does
     "rollout": 64,
+    # 1024 samples per update in 4 minibatches, two passes: several SGD steps per sample, as PPO does
     "batch_size": 1024,
     "num_batches_per_epoch": 4,
     "num_epochs": 2,
+    "shuffle_minibatches": False,
+    "train_for_env_steps": 10_000_000,
     # proprioceptive states are fully observed: a feed-forward tanh MLP, as in the PPO paper's MuJoCo runs
     "use_rnn": False,
+    "recurrence": 1,
     "encoder_mlp_layers": [64, 64],
     "nonlinearity": "tanh",
     "policy_initialization": "torch_default",
-    # state-independent, learned action noise (log-std parameters), starting at 1 in the policy's [-1, 1] box
+    # state-independent, learned action noise (log-std parameters)
     "adaptive_stddev": False,
-    "initial_stddev": 1.0,
-    "learning_rate": 3e-4,
-    # the KL-adaptive schedule lowers the step size when an epoch moves the policy too far
-    "lr_schedule": "kl_adaptive_epoch",
-    "lr_schedule_kl_threshold": 0.008,
+    "env_frameskip": 1,
+    # a high starting rate annealed linearly to 0 by the end of train_for_env_steps, with a KL penalty on top
+    "learning_rate": 0.00295,
+    "lr_schedule": "linear_decay",
+    "kl_loss_coeff": 0.1,
     "gamma": 0.99,
     "gae_lambda": 0.95,
+    "with_vtrace": False,
     "ppo_clip_ratio": 0.2,
     "value_loss_coeff": 1.3,
     "max_grad_norm": 3.5,
-    # exploration comes from the Gaussian noise; an entropy bonus only keeps it from shrinking
+    # exploration comes from the Gaussian noise; no entropy bonus
     "exploration_loss_coeff": 0.0,
+    "reward_scale": 1,
+    # time-limit truncations (1000 steps) are bootstrapped from the value of the last state, not treated as deaths
+    "value_bootstrap": True,
     # joint angles and velocities differ by orders of magnitude; returns run into the thousands
     "normalize_input": True,
     "normalize_returns": True,
+    "experiment_summaries_interval": 3,
+    "save_every_sec": 15,
 }
-# watching and evaluating: the mean action, the usual way MuJoCo policies are scored
-MUJOCO_EVAL_DEFAULTS: dict[str, Any] = {"eval_deterministic": True}
 
 
 def add_mujoco_env_args(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +67,6 @@ def add_mujoco_env_args(parser: argparse.ArgumentParser) -> None:
 
 
 def mujoco_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
-    """Family defaults (``MUJOCO_DEFAULTS``); enjoy and eval also take the mean action."""
+    """Family defaults (``MUJOCO_DEFAULTS``), the same for training and evaluation."""
+    del evaluation  # enjoy and eval sample actions unless --eval_deterministic=True, as in Sample Factory 2
     parser.set_defaults(**MUJOCO_DEFAULTS)
-    if evaluation:
-        parser.set_defaults(**MUJOCO_EVAL_DEFAULTS)

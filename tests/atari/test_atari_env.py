@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from sample_factory.algo.sampling.env_runner import EpisodeStats
 from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.envs.env_wrappers import EpisodicLifeEnv, MaxAndSkipEnv, NoopResetEnv
 from sample_factory.utils.attr_dict import AttrDict
@@ -82,6 +83,31 @@ def test_training_episodes_are_lives_and_game_scores_are_reported() -> None:
     assert games, "random Breakout play ends a game within 6000 frames"
     assert ended >= 4 * len(games)  # five lives per game
     assert all(g["game_length"] > 0 and g["game_score"] >= 0 for g in games)
+
+
+def test_with_recorded_statistics_the_reported_episode_is_still_one_life() -> None:
+    """``--use_record_episode_statistics`` (a family default) finds no ``info["episode"]``: episodes are lives."""
+    env = make_atari_env("atari_breakout", cfg=AttrDict(env_frameskip=4, env_framestack=4))
+    stats = EpisodeStats(1, env_episode_stats=True)
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    life_scores, score = [], 0.0
+    try:
+        for _ in range(600):
+            _, reward, terminated, truncated, info = env.step(int(rng.integers(env.action_space.n)))
+            stats.reward[0] += reward
+            stats.length[0] += 1
+            score += reward
+            if terminated or truncated:
+                assert "episode" not in info
+                stats.episode_done(0, 0, info)
+                life_scores.append(score)
+                score = 0.0
+                env.reset()
+    finally:
+        env.close()
+    assert len(life_scores) >= 2
+    assert [reward for _, reward, *_ in stats.finished] == life_scores
 
 
 def test_evaluation_plays_whole_games() -> None:

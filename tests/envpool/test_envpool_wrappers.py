@@ -15,7 +15,15 @@ import pytest
 
 from sample_factory.envs.env_utils import MissingDependencyError
 from sample_factory.envs.make_env import is_natively_vectorized
-from sf_examples.envpool.envpool_utils import canonical_env_name, pool_seed, require_envpool, rewrite_env_arg
+from sample_factory.utils.attr_dict import AttrDict
+from sf_examples.envpool.atari import envpool_atari_params
+from sf_examples.envpool.envpool_utils import (
+    canonical_env_name,
+    envpool_available,
+    pool_seed,
+    require_envpool,
+    rewrite_env_arg,
+)
 from sf_examples.envpool.envpool_wrappers import EnvPoolBatchedEnv
 
 
@@ -119,3 +127,15 @@ def test_missing_envpool_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "envpool", None)  # makes `import envpool` fail
     with pytest.raises(MissingDependencyError, match=r"'envpool'.*sample-factory\[envpool\]"):
         require_envpool()
+    assert envpool_available() is False
+
+
+def test_atari_pool_skips_and_stacks_as_the_frame_flags_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict] = []
+    monkeypatch.setattr(envpool_atari_params, "make_batched_env", lambda *args, **kwargs: calls.append(kwargs))
+    make = envpool_atari_params.make_envpool_atari_env
+    make("envpool_atari_pong", cfg=AttrDict(env_frameskip=2, env_framestack=3))
+    make("envpool_atari_pong")  # no cfg: the family's defaults
+    assert [(c["frame_skip"], c["stack_num"]) for c in calls] == [(2, 3), (4, 4)]
+    with pytest.raises(ValueError, match="env_framestack"):
+        make("envpool_atari_pong", cfg=AttrDict(env_frameskip=4, env_framestack=0))

@@ -94,11 +94,17 @@ MEMORY_CHANCE_BOUND = 0.4  # chance is 0; the mean of 100 episodes of +-1 has a 
 def test_doom_basic_learns(tmp_path: Path) -> None:
     """doom_basic reaches an average reward >= 0.6 within 500k env frames (2 workers x 4 envs, CPU, seed 1).
 
+    The small-machine settings of docs/vizdoom.md (``--batch_size=512 --learning_rate=3e-4``) are passed explicitly:
+    with them a run ended at 0.791, at or above 0.6 from 115k frames; with the family's (Sample Factory 2's) batch
+    1024 and rate 1e-4 it ended at 0.689 and first reached 0.6 at 418k frames, too close to the budget for a check.
+
     Frames count the env's frameskip of 4, so this is 125k agent steps."""
     args = [
         "--env=doom_basic",
         "--num_workers=2",
         "--num_envs_per_worker=4",
+        "--batch_size=512",
+        "--learning_rate=3e-4",
         "--train_for_env_steps=500000",
         "--device=cpu",
         "--seed=1",

@@ -127,7 +127,7 @@ SAFE_CHOICES = {
     "--normalize_input": ["True", "False"],
     "--value_bootstrap": ["True", "False"],
     "--optimizer": ["adam", "lamb"],
-    "--lr_schedule": ["constant", "kl_adaptive_minibatch", "kl_adaptive_epoch"],
+    "--lr_schedule": ["constant", "kl_adaptive_minibatch", "kl_adaptive_epoch", "linear_decay"],
     "--use_rnn": ["True", "False"],
     "--rnn_type": ["gru", "lstm"],
     "--rnn_size": ["1", "8", "33"],

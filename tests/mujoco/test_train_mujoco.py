@@ -46,7 +46,7 @@ def test_pendulum_trains_and_saves_family_config(pendulum_dir: Path) -> None:
     experiment = pendulum_dir / "mujoco_pendulum"
     assert list((experiment / "checkpoint_p0").glob("checkpoint_*.pth"))
     config = (experiment / "config.json").read_text()
-    assert '"lr_schedule": "kl_adaptive_epoch"' in config and '"mujoco_render_width": 320' in config
+    assert '"lr_schedule": "linear_decay"' in config and '"mujoco_render_width": 320' in config
 
 
 @pytest.mark.parametrize("env", FAST_ENVS[1:])
@@ -91,7 +91,7 @@ def test_help_shows_family_flags_and_defaults() -> None:
     result = run_module(TRAIN, "--env=mujoco_ant", "--help", timeout=60)
     assert result.returncode == 0, result.explain()
     assert "--mujoco_render_width" in result.output
-    assert re.search(r"--lr_schedule .*?\(default:\s+kl_adaptive_epoch\)", result.output, re.S)
+    assert re.search(r"--lr_schedule .*?\(default:\s+linear_decay\)", result.output, re.S)
 
 
 def test_eval_help_shows_family_flags() -> None:

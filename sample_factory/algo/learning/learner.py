@@ -286,8 +286,7 @@ class Learner:
                 minibatches = fixed if fixed is not None else self._minibatches(batch)
                 for mb in minibatches:
                     stats, samples = self._train_minibatch(mb, full_stats=last_epoch)
-                    if self.lr_schedule.needs_kl:
-                        self.lr_schedule.after_minibatch(stats["kl_divergence"])
+                    self.lr_schedule.after_minibatch(stats["kl_divergence"] if self.lr_schedule.needs_kl else None)
                     epoch_stats.append(stats)
                     if samples is not None:
                         reported.append(samples)
@@ -535,14 +534,15 @@ class Learner:
 
         The loss coefficients, clip ranges, ``max_grad_norm`` and ``gamma`` are read from ``self.cfg`` each time
         they are used (give each learner its own ``cfg`` copy when several share a process); the learning rate
-        also resets the schedule's current value, which an adaptive schedule then moves on from.
+        also resets the schedule's current value, which an adaptive schedule then moves on from (``linear_decay``
+        takes it as the new starting rate of its line, at the progress already made).
         """
         for name, value in params.items():
             if not hasattr(self.cfg, name):
                 raise KeyError(f"{name} is not a parameter of this run's config")
             setattr(self.cfg, name, value)
         if "learning_rate" in params:
-            self.lr_schedule.lr = float(params["learning_rate"])
+            self.lr_schedule.set_learning_rate(float(params["learning_rate"]))
             for group in self.optimizer.param_groups:
                 group["lr"] = self.lr_schedule.lr
 

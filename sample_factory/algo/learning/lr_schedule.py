@@ -1,4 +1,4 @@
-"""Learning-rate schedules (``--lr_schedule``): constant, or adapted to the policy's KL divergence.
+"""Learning-rate schedules (``--lr_schedule``): constant, adapted to the policy's KL divergence, or linearly decayed.
 
 The KL-adaptive rule keeps each update's step in policy space near a target, the idea behind the adaptive KL
 penalty of the PPO paper applied to the learning rate instead. With ``k`` the measured KL(old || new) and ``thr``
@@ -11,6 +11,12 @@ penalty of the PPO paper applied to the learning rate instead. With ``k`` the me
 A move never goes the wrong way: a decrease cannot raise an lr already below ``--lr_adaptive_min`` and an increase
 cannot lower one above ``--lr_adaptive_max``. ``kl_adaptive_minibatch`` applies the rule after every SGD step with
 that minibatch's KL; ``kl_adaptive_epoch`` once per epoch with the mean KL of the epoch's minibatches.
+
+``linear_decay`` is PPO's annealing, with Sample Factory 2's horizon: the rate falls in a straight line from
+``--learning_rate`` to 0 over ``train_for_env_steps // batch_size * num_epochs`` minibatch updates (SGD steps), so
+update ``k`` (counted from 0) runs at ``learning_rate * (1 - k / total)`` and every update from ``total`` on at 0.
+The horizon counts env steps, not samples: with ``--env_frameskip`` N (Atari: 4) a run ends after about ``total / N``
+updates, i.e. at ``(1 - 1/N)`` of the starting rate: the formula is Sample Factory 2's, kept as it is.
 """
 
 from __future__ import annotations
@@ -39,11 +45,16 @@ class ConstantLrSchedule:
     def __init__(self, lr: float) -> None:
         self.lr = lr
 
-    def after_minibatch(self, kl: Tensor) -> None:
-        """Called after every SGD step with that minibatch's mean KL (a tensor: reading it may sync the GPU)."""
+    def after_minibatch(self, kl: Tensor | None) -> None:
+        """Called after every SGD step with that minibatch's mean KL when ``needs_kl`` (a tensor: reading it may sync
+        the GPU), otherwise with None."""
 
     def after_epoch(self) -> None:
         """Called after every epoch."""
+
+    def set_learning_rate(self, lr: float) -> None:
+        """A new ``--learning_rate`` (PBT, a policy's saved hyper-parameters): the rate from the next step on."""
+        self.lr = float(lr)
 
     def state_dict(self) -> dict[str, float]:
         return {"lr": self.lr}
@@ -68,7 +79,9 @@ class KlAdaptiveLrSchedule(ConstantLrSchedule):
     def _apply(self, kl: float) -> None:
         self.lr = kl_adaptive_lr(self.lr, kl, self.kl_threshold, self.lr_min, self.lr_max)
 
-    def after_minibatch(self, kl: Tensor) -> None:
+    def after_minibatch(self, kl: Tensor | None) -> None:
+        if kl is None:
+            raise ValueError("a kl_adaptive lr schedule needs the minibatch's KL divergence after every step")
         if self.per_epoch:
             self._epoch_kls.append(kl.detach())  # read once per epoch: one GPU sync instead of one per step
         else:
@@ -81,7 +94,52 @@ class KlAdaptiveLrSchedule(ConstantLrSchedule):
             self._apply(float(mean_kl))
 
 
-LrSchedule = ConstantLrSchedule | KlAdaptiveLrSchedule
+def linear_decay_updates(cfg: Config) -> int:
+    """Minibatch updates over which ``linear_decay`` reaches 0: ``train_for_env_steps // batch_size * num_epochs``."""
+    return int(cfg.train_for_env_steps) // int(cfg.batch_size) * int(cfg.num_epochs)
+
+
+class LinearDecayLrSchedule(ConstantLrSchedule):
+    """``linear_decay``: ``initial_lr * (1 - num_updates / total_updates)``, never below 0 (module docstring).
+
+    The update count is saved in checkpoints, so a resumed run continues the line where it stopped; the horizon is
+    recomputed from the resumed run's config, so a longer ``--train_for_env_steps`` stretches what is left of it.
+    A new ``--learning_rate`` from PBT rescales the line (same progress, new starting rate).
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__(cfg.learning_rate)
+        self.initial_lr = float(cfg.learning_rate)
+        self.total_updates = linear_decay_updates(cfg)
+        self.num_updates = 0
+        self._update_lr()
+
+    def _update_lr(self) -> None:
+        if self.total_updates <= 0:  # a run shorter than one minibatch: nothing to anneal over
+            self.lr = 0.0
+            return
+        self.lr = self.initial_lr * max(0.0, 1.0 - self.num_updates / self.total_updates)
+
+    def after_minibatch(self, kl: Tensor | None) -> None:
+        self.num_updates += 1
+        self._update_lr()
+
+    def set_learning_rate(self, lr: float) -> None:
+        self.initial_lr = float(lr)
+        self._update_lr()
+
+    def state_dict(self) -> dict[str, float]:
+        return {"lr": self.lr, "initial_lr": self.initial_lr, "num_updates": self.num_updates}
+
+    def load_state_dict(self, state: dict[str, float]) -> None:
+        """Restore the line's start and progress; a state of another schedule (only ``lr``) starts the line anew."""
+        self.initial_lr = float(state.get("initial_lr", self.initial_lr))
+        self.num_updates = int(state.get("num_updates", 0))
+        self._update_lr()
+
+
+LrSchedule = ConstantLrSchedule | KlAdaptiveLrSchedule | LinearDecayLrSchedule
+LR_SCHEDULES = ("constant", "kl_adaptive_minibatch", "kl_adaptive_epoch", "linear_decay")
 
 
 def make_lr_schedule(cfg: Config) -> LrSchedule:
@@ -90,6 +148,6 @@ def make_lr_schedule(cfg: Config) -> LrSchedule:
         return ConstantLrSchedule(cfg.learning_rate)
     if cfg.lr_schedule in ("kl_adaptive_minibatch", "kl_adaptive_epoch"):
         return KlAdaptiveLrSchedule(cfg, per_epoch=cfg.lr_schedule == "kl_adaptive_epoch")
-    raise ValueError(
-        f"--lr_schedule={cfg.lr_schedule!r} is not supported: use constant, kl_adaptive_minibatch or kl_adaptive_epoch"
-    )
+    if cfg.lr_schedule == "linear_decay":
+        return LinearDecayLrSchedule(cfg)
+    raise ValueError(f"--lr_schedule={cfg.lr_schedule!r} is not supported: use one of {', '.join(LR_SCHEDULES)}")

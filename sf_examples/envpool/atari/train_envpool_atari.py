@@ -43,6 +43,9 @@ def parse_envpool_atari_cfg(argv: list[str] | None = None, evaluation: bool = Fa
 # the names generic tools (sf_examples/families.py) and user code import
 register_envpool_atari_envs = SCRIPTS.register_envs
 register_envpool_atari_family = SCRIPTS.register_family
+# Sample Factory 2's names of the same functions (its EnvPool scripts reused the Atari family's names)
+parse_atari_args = parse_envpool_atari_cfg
+register_atari_components = register_envpool_atari_envs
 
 
 def main() -> StatusCode:

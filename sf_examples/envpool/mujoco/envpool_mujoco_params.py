@@ -37,30 +37,46 @@ ENVPOOL_MUJOCO_ENVS: dict[str, str] = {
     PREFIX + "swimmer": "Swimmer-v5",
 }
 
-# PPO for MuJoCo (Schulman et al. 2017): 2048 samples per update, 10 epochs of minibatches, gamma 0.99, GAE 0.95,
-# clip 0.2, a state-independent log-std, observation and return normalisation, small tanh MLPs.
+# Sample Factory 2.1.1's EnvPool MuJoCo defaults, value for value (tests/envs/test_family_defaults.py holds them to
+# it): one serial, synchronous worker whose pool of --env_agents (64) envs collects 64-step rollouts, 4096 samples
+# per round = one batch of 2 minibatches of 2048, 4 epochs; a KL-adaptive learning rate and a KL penalty. The
+# command line still wins.
 ENVPOOL_MUJOCO_DEFAULTS: dict[str, Any] = {
     **BATCHED_DEFAULTS,
-    "num_workers": 2,
-    "env_agents": 32,
-    "rollout": 32,  # 2 workers x 32 envs x 32 steps = 2048 samples per round
-    "batch_size": 512,
-    "num_batches_per_epoch": 4,
-    "num_epochs": 10,
+    "serial_mode": True,
+    "async_rl": False,
+    "num_workers": 1,
+    "train_for_env_steps": 10_000_000,
+    "rollout": 64,
+    "batch_size": 2048,
+    "num_batches_per_epoch": 2,
+    "num_epochs": 4,
+    "shuffle_minibatches": False,
     "learning_rate": 3e-4,
+    "lr_schedule": "kl_adaptive_epoch",
+    "lr_schedule_kl_threshold": 0.008,
+    "kl_loss_coeff": 0.1,
     "gamma": 0.99,
     "gae_lambda": 0.95,
+    "with_vtrace": False,
     "ppo_clip_ratio": 0.2,
-    "value_loss_coeff": 0.5,
+    "value_loss_coeff": 2.0,
     "exploration_loss_coeff": 0.0,
-    "max_grad_norm": 0.5,
-    "encoder_mlp_layers": [64, 64],
-    "nonlinearity": "tanh",
+    "max_grad_norm": 1.0,
+    "reward_scale": 0.1,
+    # time-limit truncations are bootstrapped from the value of the last state, not treated as deaths
+    "value_bootstrap": True,
+    "encoder_mlp_layers": [256, 128, 64],
+    "nonlinearity": "elu",
+    "policy_initialization": "torch_default",
     "use_rnn": False,
+    "recurrence": 1,
     "normalize_input": True,
     "normalize_returns": True,
     "adaptive_stddev": False,
-    "initial_stddev": 1.0,
+    "experiment_summaries_interval": 15,
+    "save_every_sec": 15,
+    "save_best_every_sec": 15,
 }
 
 

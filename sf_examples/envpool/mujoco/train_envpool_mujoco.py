@@ -43,6 +43,9 @@ def parse_envpool_mujoco_cfg(argv: list[str] | None = None, evaluation: bool = F
 # the names generic tools (sf_examples/families.py) and user code import
 register_envpool_mujoco_envs = SCRIPTS.register_envs
 register_envpool_mujoco_family = SCRIPTS.register_family
+# Sample Factory 2's names of the same functions (its EnvPool scripts reused the MuJoCo family's names)
+parse_mujoco_cfg = parse_envpool_mujoco_cfg
+register_mujoco_components = register_envpool_mujoco_envs
 
 
 def main() -> StatusCode:

@@ -5,31 +5,31 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import str2bool
 
-# Sample Factory flags that the family overrides; anything given on the command line still wins.
+# Sample Factory 2.1.1's VizDoom defaults, value for value (tests/envs/test_family_defaults.py holds them to it);
+# anything given on the command line still wins. docs/vizdoom.md says what suits a small machine.
 DOOM_DEFAULTS: dict[str, Any] = {
     # a decision every 4 tics (~9 per second) is fast enough for Doom and makes sampling 4x cheaper
     "env_frameskip": 4,
-    "num_envs_per_worker": 4,
-    # small batches and a higher learning rate: many updates per frame suit a 2-core machine (doom_basic learns
-    # in 500k frames; measured in docs/vizdoom.md); raise --batch_size with many workers
-    "batch_size": 512,
-    "rollout": 32,
-    "learning_rate": 3e-4,
     # pixels arrive as uint8: scaled to [0, 1], then standardised per pixel with running statistics. The static
-    # parts of a scenario's view turn into zeros and what moves (monsters, projectiles) stands out: on doom_basic
-    # the average reward at 100k frames went from about -1.7 (no learning yet) to about +0.3 (docs/vizdoom.md)
+    # parts of a scenario's view turn into zeros and what moves (monsters, projectiles) stands out
+    "obs_subtract_mean": 0.0,
     "obs_scale": 255.0,
     "normalize_input": True,
+    "normalize_returns": True,
     "exploration_loss": "symmetric_kl",
     "exploration_loss_coeff": 0.001,
     "ppo_clip_value": 0.2,
     # ViZDoom starts are slow and a match waits for all its players: be patient before calling a worker stuck
     "heartbeat_reporting_interval": 600,
+    # watching (enjoy): every tic rendered, each action repeated to the trained rate, at the game's real speed
+    # (35 tics per second). Set for training too, so config.json carries them to enjoy, as in Sample Factory 2.
+    "eval_env_frameskip": 1,
+    "fps": 35,
 }
-# watching: every tic rendered (frameskip 1, actions repeated to the trained rate) at the game's real speed
-DOOM_EVAL_DEFAULTS: dict[str, Any] = {"eval_env_frameskip": 1, "fps": 35}
 
 
 def add_doom_env_args(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,16 @@ def add_doom_env_args(parser: argparse.ArgumentParser) -> None:
 
 
 def doom_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
-    """Family defaults (see ``DOOM_DEFAULTS``); enjoy additionally watches at real-time speed."""
+    """Family defaults (see ``DOOM_DEFAULTS``), the same for training and watching."""
+    del evaluation  # --eval_env_frameskip and --fps are flags of enjoy only; training keeps their values in its config
     parser.set_defaults(**DOOM_DEFAULTS)
-    if evaluation:
-        parser.set_defaults(**DOOM_EVAL_DEFAULTS)
+
+
+def default_doom_cfg(algo: str = "APPO", env: str = "env", experiment: str = "test") -> Config:
+    """A complete config with the family's flags and defaults, as if only algo, env and experiment were passed
+    (Sample Factory 2's helper for creating a Doom env outside a training run, e.g. in tests)."""
+    argv = [f"--algo={algo}", f"--env={env}", f"--experiment={experiment}"]
+    parser, _ = parse_sf_args(argv)
+    add_doom_env_args(parser)
+    doom_override_defaults(parser)
+    return parse_full_cfg(parser, argv)
