@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 import torch
-from algo.test_learner import make_cfg, make_learner, make_trajectories
+from algo.learning.test_learner import make_cfg, make_learner, make_trajectories
 
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.pbt_exchange import (
