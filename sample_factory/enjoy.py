@@ -80,7 +80,7 @@ def enjoy(cfg: Config, results: EnjoyResults | None = None) -> tuple[StatusCode,
     try:
         cfg = load_from_checkpoint(cfg)
     except FileNotFoundError:
-        log.error("%s", NoCheckpointError(_no_checkpoint_message(cfg, getattr(cfg, "policy_index", 0))))
+        log.error("%s", NoCheckpointError(_no_checkpoint_message(cfg, cfg.policy_index)))
         return ExperimentStatus.FAILURE, math.nan
     init_torch_runtime(cfg, max_num_threads=1)  # one env, small batches: more threads only add overhead
     results = EnjoyResults() if results is None else results
@@ -89,7 +89,7 @@ def enjoy(cfg: Config, results: EnjoyResults | None = None) -> tuple[StatusCode,
     except (NoCheckpointError, CheckpointError, UnknownEnvError, MissingDependencyError, ValueError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE, math.nan
-    if status == ExperimentStatus.SUCCESS and cfg.get("push_to_hub"):
+    if status == ExperimentStatus.SUCCESS and cfg.push_to_hub:
         from sample_factory.huggingface.upload import push_after_enjoy  # optional feature, imported on use
 
         status = push_after_enjoy(cfg, results.rewards)
@@ -140,8 +140,8 @@ def _apply_eval_frameskip(cfg: AttrDict) -> int:
 
     E.g. trained with frameskip 4, watched with 1: every action is applied for 4 env frames, but all are shown.
     """
-    eval_frameskip = cfg.get("eval_env_frameskip")
-    train_frameskip = max(1, int(cfg.get("env_frameskip", 1) or 1))
+    eval_frameskip = cfg.eval_env_frameskip
+    train_frameskip = max(1, int(cfg.env_frameskip or 1))
     if not eval_frameskip or eval_frameskip == train_frameskip:
         return 1
     if train_frameskip % eval_frameskip:
@@ -153,7 +153,7 @@ def _apply_eval_frameskip(cfg: AttrDict) -> int:
 
 
 def _no_checkpoint_message(cfg: Config, policy_id: PolicyID) -> str:
-    train_script = getattr(cfg, "train_script", None) or DEFAULT_TRAIN_SCRIPT
+    train_script = cfg.train_script or DEFAULT_TRAIN_SCRIPT
     return (
         f"No checkpoint of policy {policy_id} in the experiment folder {experiment_dir(cfg, mkdir=False)} "
         f"(looked for config.json and {checkpoint_dir(cfg, policy_id, mkdir=False)}/checkpoint_*.pth). "
@@ -290,7 +290,7 @@ def run_episodes(
     convert = make_action_converter(env_info.action_space)
     tracker = _EpisodeTracker(num_agents, results)
     throttle = _FrameThrottle(cfg.fps if render_mode_for(cfg) == "human" else 0)
-    obs, _ = env.reset(seed=cfg.get("seed"))
+    obs, _ = env.reset(seed=cfg.seed)
     _record(video, env)
     rnn_states = torch.zeros(num_agents, get_rnn_size(cfg), device=device)
     while not _should_stop(cfg, results, video):
@@ -388,7 +388,7 @@ class VideoRecorder:
     def for_cfg(cls, cfg: AttrDict, env: Any) -> VideoRecorder | None:
         if not cfg.save_video:
             return None
-        path = os.path.join(experiment_dir(cfg), cfg.get("video_name") or DEFAULT_VIDEO_NAME)
+        path = os.path.join(experiment_dir(cfg), cfg.video_name or DEFAULT_VIDEO_NAME)
         fps = cfg.fps if cfg.fps and cfg.fps > 0 else getattr(env, "metadata", {}).get("render_fps") or 30
         return cls(path, fps, cfg.video_frames)
 

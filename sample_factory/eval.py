@@ -203,7 +203,7 @@ def run_eval_episodes(
 ) -> int:
     """Step every env that still plays an evaluated episode until the budget is done; returns env steps taken."""
     convert = make_action_converter(env_info.action_space)
-    seeds = [None if cfg.get("seed") is None else int(cfg.seed) + i for i in range(len(envs))]
+    seeds = [None if cfg.seed is None else int(cfg.seed) + i for i in range(len(envs))]
     obs = [agent_obs for env, seed in zip(envs, seeds, strict=True) for agent_obs in env.reset(seed=seed)]
     rnn_states = torch.zeros(len(obs), get_rnn_size(cfg), device=device)
     frames = 0
@@ -305,11 +305,11 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
 
 def warn_about_enjoy_only_flags(cfg: Config) -> None:
     """Typed enjoy flags would silently do nothing here: name each one and the script that honours it."""
-    explicit = getattr(cfg, "cli_args", None) or {}
+    explicit = cfg.cli_args
     typed = [f"--{name}" for name in ENJOY_ONLY_FLAGS if name in explicit]
     if not typed:
         return
-    enjoy_script = getattr(cfg, "enjoy_script", None) or DEFAULT_ENJOY_SCRIPT
+    enjoy_script = cfg.enjoy_script or DEFAULT_ENJOY_SCRIPT
     log.warning(
         "%s: no effect in sample_factory.eval (it never renders or records, and steps envs at the training "
         "frameskip); use the enjoy script instead, e.g. python -m %s --env=%s --experiment=%s",

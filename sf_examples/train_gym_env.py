@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.train import run_rl
 from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults, register_gym_env
 
@@ -56,7 +57,7 @@ def print_watch_hint(cfg) -> None:
         "Experiment: %s\n  watch it:     python -m %s --env=%s --experiment=%s --train_dir=%s\n"
         "  TensorBoard:  tensorboard --logdir=%s",
         folder,
-        getattr(cfg, "enjoy_script", None) or DEFAULT_ENJOY_SCRIPT,
+        evaluation_flag(cfg, "enjoy_script") or DEFAULT_ENJOY_SCRIPT,
         cfg.env,
         cfg.experiment,
         cfg.train_dir,

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from sample_factory.cfg.cfg import LEGACY_ALIASES
+from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
@@ -49,7 +50,7 @@ def read_saved_config(path: str) -> AttrDict:
 
 
 def _missing_config_message(cfg: Config, path: str) -> str:
-    train_script = getattr(cfg, "train_script", None) or "sf_examples.train_gym_env"  # set by the env's family
+    train_script = evaluation_flag(cfg, "train_script") or "sf_examples.train_gym_env"  # set by the env's family
     return (
         f"no saved configuration {path}: the experiment folder {experiment_dir(cfg, mkdir=False)} has not been "
         f"trained yet. Train it first (e.g. python -m {train_script} --env={cfg.env} "

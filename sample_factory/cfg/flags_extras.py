@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
+from typing import Any
 
+from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import str2bool
 
 ArgParser = argparse.ArgumentParser
@@ -118,3 +121,19 @@ def add_eval_args(p: ArgParser) -> None:
         "line of sf_examples.train_gym_env (a training script sets it with parser.set_defaults); also in a Hub "
         "model card. None = sf_examples.enjoy_gym_env.",
     )
+
+
+@functools.cache
+def _evaluation_defaults() -> dict:
+    parser = argparse.ArgumentParser(add_help=False)
+    add_eval_args(parser)
+    return vars(parser.parse_args([]))
+
+
+def evaluation_flag(cfg: Config, name: str) -> Any:
+    """The value of an enjoy/eval flag (``add_eval_args``) in any config: a training config has none of them, so
+    there it is the flag's declared default (code shared by training and evaluation reads them this way)."""
+    values = cfg if isinstance(cfg, dict) else vars(cfg)
+    if name in values:
+        return values[name]
+    return _evaluation_defaults()[name]

@@ -16,8 +16,10 @@ from typing import Any
 
 from gymnasium import spaces
 
+from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.cfg.value_ranges import value_range_problems
 from sample_factory.envs.action_conversion import rows_are_env_actions
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
@@ -85,13 +87,13 @@ PIXEL_FORMATS = ("CHW", "HWC")
 def _choice_problems(cfg: Config) -> list[str]:
     """Flags that accept any string on the command line but have only a few meaningful values."""
     problems = []
-    algo = getattr(cfg, "algo", "APPO")
+    algo = cfg.algo
     if algo != "APPO":
         problems.append(
             f"--algo={algo}: only APPO is implemented (asynchronous PPO, with V-trace via --with_vtrace=True); "
             f"pass --algo=APPO or leave the flag out"
         )
-    pixel_format = getattr(cfg, "pixel_format", "CHW")
+    pixel_format = cfg.pixel_format
     if pixel_format not in PIXEL_FORMATS:
         problems.append(
             f"--pixel_format={pixel_format} is not a layout: pass --pixel_format=CHW (what the built-in conv encoders "
@@ -106,7 +108,7 @@ def unavailable_feature_problems(cfg: Config, uploads_to_hub: bool = False) -> l
     ``uploads_to_hub``: the tool uploads to the Hugging Face Hub after its run (enjoy does), so ``--push_to_hub``
     is checked (:func:`hub_upload_problems`) instead of refused.
     """
-    if not getattr(cfg, "push_to_hub", False):
+    if not evaluation_flag(cfg, "push_to_hub"):
         return []
     if uploads_to_hub:
         return hub_upload_problems(cfg)
@@ -140,7 +142,7 @@ def hf_repository_problem(repo_id: str | None, flag: str = "--hf_repository") ->
 
 def hub_upload_problems(cfg: Config) -> list[str]:
     """What stops ``--push_to_hub`` before any episode runs: the repository id and the optional package."""
-    repo_id = getattr(cfg, "hf_repository", None)
+    repo_id = evaluation_flag(cfg, "hf_repository")
     if not repo_id:
         problems = [
             "--push_to_hub needs --hf_repository=USER/REPO, the Hub repository to upload to (created if missing)"
@@ -166,20 +168,21 @@ def _hub_library_missing() -> bool:
 
 def warn_about_hub_flags(cfg: Config) -> None:
     """Hub flags that will not do what the user expects: say so before the run, not after the upload."""
-    explicit = getattr(cfg, "cli_args", None) or {}
-    if "hf_repository" in explicit and not getattr(cfg, "push_to_hub", False):
+    explicit = cfg.cli_args
+    push_to_hub = evaluation_flag(cfg, "push_to_hub")
+    if "hf_repository" in explicit and not push_to_hub:
         log.warning("--hf_repository only takes effect with --push_to_hub: it is ignored")
-    if getattr(cfg, "push_to_hub", False) and not getattr(cfg, "save_video", False):
+    if push_to_hub and not evaluation_flag(cfg, "save_video"):
         log.warning("--push_to_hub without --save_video: the model card will have no replay video; add --save_video")
 
 
 def _warn_about_flags_without_effect(cfg: Config) -> None:
     """Flags typed where they cannot act do nothing: say so instead of letting the user believe otherwise."""
-    explicit = getattr(cfg, "cli_args", None) or {}
-    idle = [] if getattr(cfg, "with_pbt", False) else [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
+    explicit = cfg.cli_args
+    idle = [] if cfg.with_pbt else [f"--{name}" for name in PBT_TUNING_FLAGS if name in explicit]
     if idle:
         log.warning("%s only take effect with --with_pbt=True, which is off: they are ignored", ", ".join(idle))
-    if getattr(cfg, "serial_mode", False) and getattr(cfg, "actor_worker_gpus", None):
+    if cfg.serial_mode and cfg.actor_worker_gpus:
         log.warning(
             "--actor_worker_gpus has no effect in serial mode (one process, whose GPUs are those CUDA_VISIBLE_DEVICES "
             "allows): it applies to rollout worker processes with --serial_mode=False"
@@ -188,7 +191,9 @@ def _warn_about_flags_without_effect(cfg: Config) -> None:
 
 
 def _range_problems(cfg: Config) -> list[str]:
-    problems = [f"--{name}={getattr(cfg, name)} must be >= 1" for name in _POSITIVE_FLAGS if getattr(cfg, name) < 1]
+    problems = [
+        f"--{name}={flag_value(cfg, name)} must be >= 1" for name in _POSITIVE_FLAGS if flag_value(cfg, name) < 1
+    ]
     if cfg.recurrence != -1 and cfg.recurrence < 1:
         problems.append(
             f"--recurrence={cfg.recurrence} must be >= 1, or -1 for a whole rollout with an RNN (1 without)"
@@ -200,13 +205,13 @@ def _fault_tolerance_problems(cfg: Config) -> list[str]:
     """Counts and seconds of docs/reliability.md: 0 turns a check off, a negative value means nothing."""
     names = ("heartbeat_timeout", "max_restarts", "max_restarts_total")
     return [
-        f"--{name}={getattr(cfg, name)} must be >= 0 (0 turns it off)" for name in names if getattr(cfg, name, 0) < 0
+        f"--{name}={flag_value(cfg, name)} must be >= 0 (0 turns it off)" for name in names if flag_value(cfg, name) < 0
     ]
 
 
 def _pbt_range_problems(cfg: Config) -> list[str]:
     """PBT's probabilities, fractions and mutation factors (checked only when PBT runs)."""
-    if not getattr(cfg, "with_pbt", False):
+    if not cfg.with_pbt:
         return []
     problems = []
     if not 0.0 <= cfg.pbt_mutation_rate <= 1.0:
@@ -240,7 +245,7 @@ def _divisibility_problems(cfg: Config) -> list[str]:
         )
     recurrence = effective_recurrence(cfg)
     for name in ("batch_size", "rollout"):
-        value = getattr(cfg, name)
+        value = flag_value(cfg, name)
         if value % recurrence:
             problems.append(
                 f"--{name}={value} must be a multiple of --recurrence={recurrence}: "

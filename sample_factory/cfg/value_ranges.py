@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.typing import Config
 
 # float flags for which infinity means "no limit" (a clip that never clips); NaN is refused everywhere
@@ -90,7 +91,7 @@ def value_range_problems(cfg: Config) -> list[str]:
     problems = _non_finite_problems(cfg)
     bad_floats = {line.split("=", 1)[0][2:] for line in problems}
     for rule in RULES:
-        value = getattr(cfg, rule.name, None)
+        value = flag_value(cfg, rule.name)
         if isinstance(value, (int, float)) and rule.name not in bad_floats and not rule.ok(value):
             problems.append(f"--{rule.name}={value} {rule.requirement}")
     problems += _layer_problems(cfg)
@@ -113,7 +114,7 @@ def _non_finite_problems(cfg: Config) -> list[str]:
 def _layer_problems(cfg: Config) -> list[str]:
     problems = []
     for name in LAYER_LIST_FLAGS:
-        layers = getattr(cfg, name, None) or []
+        layers = flag_value(cfg, name) or []
         if any(width < 1 for width in layers):
             problems.append(
                 f"--{name}={' '.join(map(str, layers))}: every layer width must be >= 1, e.g. --{name} 512 512"
@@ -122,7 +123,7 @@ def _layer_problems(cfg: Config) -> list[str]:
 
 
 def _pair_problems(cfg: Config) -> list[str]:
-    low, high = getattr(cfg, "lr_adaptive_min", None), getattr(cfg, "lr_adaptive_max", None)
+    low, high = cfg.lr_adaptive_min, cfg.lr_adaptive_max
     if low is not None and high is not None and low > high:
         return [f"--lr_adaptive_min={low} must be <= --lr_adaptive_max={high}"]
     return []

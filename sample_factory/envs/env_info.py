@@ -81,16 +81,16 @@ def is_multiagent_env(env) -> bool:
 
 def extract_env_info(env, cfg: Config) -> EnvInfo:
     """Read ``env``'s spaces, agent count and reward shaping; GPU flags come from ``cfg`` (batched sampling only)."""
-    batched = bool(getattr(cfg, "batched_sampling", False))
+    batched = bool(cfg.batched_sampling)
     return EnvInfo(
         obs_space=env.observation_space,
         action_space=env.action_space,
         num_agents=int(getattr(env, "num_agents", 1)),
-        gpu_actions=bool(getattr(cfg, "env_gpu_actions", False)) and batched,
-        gpu_observations=bool(getattr(cfg, "env_gpu_observations", True)) and batched,
+        gpu_actions=bool(cfg.env_gpu_actions) and batched,
+        gpu_observations=bool(cfg.env_gpu_observations) and batched,
         action_splits=action_splits_of(env.action_space),
         all_discrete=is_all_discrete(env.action_space),
-        frameskip=int(getattr(cfg, "env_frameskip", 1) or 1),
+        frameskip=int(cfg.env_frameskip or 1),
         reward_shaping_scheme=get_default_reward_shaping(env),
         env_info_protocol_version=ENV_INFO_PROTOCOL_VERSION,
         is_multiagent=is_multiagent_env(env),

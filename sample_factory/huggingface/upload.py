@@ -93,7 +93,7 @@ def stage_experiment(
 def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
     """Upload ``cfg``'s experiment with the video and episode rewards enjoy just recorded (``--push_to_hub``)."""
     video = _recorded_video(cfg)
-    if cfg.get("load_checkpoint_kind") == "best":
+    if cfg.load_checkpoint_kind == "best":
         log.warning(
             "--load_checkpoint_kind=best: the replay and evaluation show the best checkpoint, but the upload holds "
             "each policy's latest checkpoint"
@@ -102,10 +102,10 @@ def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
         push_experiment(
             experiment_dir(cfg, mkdir=False),
             cfg.hf_repository,
-            evaluation=Evaluation(tuple(rewards), int(cfg.get("policy_index", 0) or 0)),
+            evaluation=Evaluation(tuple(rewards), int(cfg.policy_index or 0)),
             video_path=video,
-            train_script=cfg.get("train_script"),
-            enjoy_script=cfg.get("enjoy_script"),
+            train_script=cfg.train_script,
+            enjoy_script=cfg.enjoy_script,
         )
     except PUSH_ERRORS as exc:
         log.error("%s", exc)
@@ -114,9 +114,9 @@ def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
 
 
 def _recorded_video(cfg: AttrDict) -> str | None:
-    if not cfg.get("save_video"):
+    if not cfg.save_video:
         return None
-    path = os.path.join(experiment_dir(cfg, mkdir=False), cfg.get("video_name") or DEFAULT_VIDEO_NAME)
+    path = os.path.join(experiment_dir(cfg, mkdir=False), cfg.video_name or DEFAULT_VIDEO_NAME)
     if os.path.isfile(path):
         return path
     log.warning("No video was written to %s: uploading without a replay", path)

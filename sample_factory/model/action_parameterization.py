@@ -31,7 +31,7 @@ class ActionParameterizationBase(nn.Module):
         self.action_space = action_space
 
     def _distribution(self, raw_params: Tensor, action_mask: Tensor | None) -> ActionDistribution:
-        tanh_scale = getattr(self.cfg, "continuous_tanh_scale", 0.0)
+        tanh_scale = self.cfg.continuous_tanh_scale
         return get_action_distribution(self.action_space, raw_params, action_mask, tanh_scale=tanh_scale)
 
 

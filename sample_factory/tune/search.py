@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from sample_factory.cfg.validation import ConfigError, validate_cfg
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
 
@@ -50,7 +51,7 @@ class Settings:
 
     @classmethod
     def from_cfg(cls, cfg: Config) -> Settings:
-        return cls(**{f.name: getattr(cfg, f.name) for f in fields(cls)})
+        return cls(**{f.name: flag_value(cfg, f.name) for f in fields(cls)})
 
     def flags(self, with_batch_size: bool = False) -> list[str]:
         """Command-line flags that reproduce these settings (``batch_size`` only when it was tuned)."""

@@ -203,7 +203,7 @@ def set_global_cuda_envvars(cfg: Config) -> None:
     some: then the rollout workers need them (envs rendering on a GPU) while learning stays on the CPU.
     """
     if CUDA_ENVVAR not in os.environ:
-        if getattr(cfg, "device", "gpu") == "cpu" and not getattr(cfg, "actor_worker_gpus", None):
+        if cfg.device == "cpu" and not cfg.actor_worker_gpus:
             gpus: list[int] = []
         else:
             gpus = get_gpus_without_triggering_pytorch_cuda_initialization(os.environ)
@@ -274,6 +274,6 @@ def env_actions_device(cfg: Config) -> torch.device | None:
     A GPU simulator lives in the rollout worker's process, so this is the first GPU that process sees (the one
     ``--actor_worker_gpus`` gave it) with ``--device=gpu``, else the CPU. Asks no CUDA question.
     """
-    if not getattr(cfg, "env_gpu_actions", False):
+    if not cfg.env_gpu_actions:
         return None
-    return torch.device("cuda" if getattr(cfg, "device", "cpu") == "gpu" else "cpu")
+    return torch.device("cuda" if cfg.device == "gpu" else "cpu")

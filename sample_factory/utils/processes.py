@@ -23,7 +23,7 @@ def pins_rollout_workers(cfg: Any) -> bool:
         return False
     if cfg.async_rl:
         return True
-    explicit = getattr(cfg, "cli_args", None) or {}
+    explicit = cfg.cli_args
     return "set_workers_cpu_affinity" in explicit
 
 

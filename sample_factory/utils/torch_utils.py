@@ -77,7 +77,7 @@ def seed_torch(cfg: Config | None, process_offset: int) -> None:
     Action sampling in the inference workers and minibatch shuffling in the learner draw from torch's
     generator; without this, two runs with the same ``--seed`` would still differ.
     """
-    seed = getattr(cfg, "seed", None)
+    seed = cfg.seed if cfg is not None else None
     if seed is not None:
         torch.manual_seed(int(seed) * 1_000_003 + process_offset)
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sample_factory.algo.utils.context import reset_global_context
+from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_info import (
     ENV_INFO_PROTOCOL_VERSION,
     EnvInfo,
@@ -30,6 +31,13 @@ def fresh_registry():
     reset_global_context()
     yield
     reset_global_context()
+
+
+def _cfg(**flags) -> AttrDict:
+    """A complete config (every flag) with ``flags`` set."""
+    cfg = AttrDict(vars(default_cfg()))
+    cfg.update(flags)
+    return cfg
 
 
 def test_positional_fields_follow_sample_factory_2_order():
@@ -100,7 +108,7 @@ def _make_env_that_kills_its_process(full_env_name, cfg=None, env_config=None, r
 
 
 def test_extract_env_info_fills_sample_factory_2_fields():
-    cfg = AttrDict(env_frameskip=4, batched_sampling=True, env_gpu_actions=True, env_gpu_observations=False)
+    cfg = _cfg(env_frameskip=4, batched_sampling=True, env_gpu_actions=True, env_gpu_observations=False)
     info = extract_env_info(_ShapedEnv(), cfg)
     assert info.action_splits == [1, 4, 2]
     assert info.all_discrete is False
@@ -111,7 +119,7 @@ def test_extract_env_info_fills_sample_factory_2_fields():
 
 def test_separate_process_creates_and_closes_env_elsewhere(tmp_path):
     register_env("shaped_env", _make_shaped_env)  # only the parent's registry knows it: the child gets the context
-    cfg = AttrDict(env="shaped_env", marker_dir=str(tmp_path))
+    cfg = _cfg(env="shaped_env", marker_dir=str(tmp_path))
     info = obtain_env_info_in_a_separate_process(cfg)
     child_pid = info.reward_shaping_scheme["pid"]
     assert child_pid != os.getpid()
@@ -123,7 +131,7 @@ def test_separate_process_creates_and_closes_env_elsewhere(tmp_path):
 def test_separate_process_reraises_child_exception_with_its_traceback():
     register_env("failing_env", _make_failing_env)
     with pytest.raises(UnknownEnvError) as exc_info:
-        obtain_env_info_in_a_separate_process(AttrDict(env="failing_env"))
+        obtain_env_info_in_a_separate_process(_cfg(env="failing_env"))
     message = str(exc_info.value)
     assert "failing_env cannot start: simulator binary missing" in message
     assert "Traceback" in message and "_make_failing_env" in message
@@ -132,11 +140,11 @@ def test_separate_process_reraises_child_exception_with_its_traceback():
 def test_separate_process_unpicklable_exception_arrives_as_text():
     register_env("unpicklable_error_env", _make_env_with_unpicklable_error)
     with pytest.raises(EnvInfoProcessError, match="RuntimeError") as exc_info:
-        obtain_env_info_in_a_separate_process(AttrDict(env="unpicklable_error_env"))
+        obtain_env_info_in_a_separate_process(_cfg(env="unpicklable_error_env"))
     assert "bad state" in str(exc_info.value) and "_make_env_with_unpicklable_error" in str(exc_info.value)
 
 
 def test_separate_process_dying_child_is_reported():
     register_env("dying_env", _make_env_that_kills_its_process)
     with pytest.raises(EnvInfoProcessError, match=r"died \(exit code 3\)"):
-        obtain_env_info_in_a_separate_process(AttrDict(env="dying_env"))
+        obtain_env_info_in_a_separate_process(_cfg(env="dying_env"))

@@ -142,17 +142,17 @@ def test_set_gpus_for_process_sets_visible_devices(monkeypatch: pytest.MonkeyPat
 
 def test_global_envvars_cpu_hides_gpus_and_keeps_user_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CUDA_ENVVAR, raising=False)
-    set_global_cuda_envvars(AttrDict(device="cpu"))
+    set_global_cuda_envvars(AttrDict(device="cpu", actor_worker_gpus=[]))
     assert os.environ[CUDA_ENVVAR] == ""
     monkeypatch.setenv(CUDA_ENVVAR, "1")
-    set_global_cuda_envvars(AttrDict(device="cpu"))
+    set_global_cuda_envvars(AttrDict(device="cpu", actor_worker_gpus=[]))
     assert os.environ[CUDA_ENVVAR] == "1"
 
 
 def test_global_envvars_gpu_lists_detected_gpus(monkeypatch: pytest.MonkeyPatch, fake_smi_env: dict[str, str]) -> None:
     monkeypatch.delenv(CUDA_ENVVAR, raising=False)
     monkeypatch.setenv("PATH", fake_smi_env["PATH"])
-    set_global_cuda_envvars(AttrDict(device="gpu"))
+    set_global_cuda_envvars(AttrDict(device="gpu", actor_worker_gpus=[]))
     assert os.environ[CUDA_ENVVAR] == "0,1,2,3"
 
 
@@ -268,7 +268,6 @@ def test_weights_buffer_follows_the_policy_onto_its_gpu(fake_cuda) -> None:
     ("flags", "expected"),
     [
         (dict(env_gpu_actions=False, device="gpu"), None),
-        (dict(device="gpu"), None),
         (dict(env_gpu_actions=True, device="gpu"), torch.device("cuda")),  # the rollout worker's (first) GPU
         (dict(env_gpu_actions=True, device="cpu"), torch.device("cpu")),
     ],

@@ -34,20 +34,21 @@ from sample_factory.algo.learning.batch_preparation import (
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
 from sample_factory.algo.learning.losses import (
-    clip_fraction,
     exploration_terms,
     normalize_advantages,
     ppo_loss,
     ppo_loss_autograd,
-    standardize_rows,
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
+from sample_factory.algo.learning.minibatches import Minibatch, epoch_minibatches
 from sample_factory.algo.learning.optimizers import SgdStep, make_optimizer
+from sample_factory.algo.learning.training_stats import ReportedSamples, reported_stats, summarize
 from sample_factory.algo.utils.rl_utils import gae_advantages, vtrace
 from sample_factory.cfg.validation import effective_recurrence
 from sample_factory.model.action_distributions import ActionDistribution, get_action_distribution
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.encoder import ACTION_MASK_KEY
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.timing import Timing
@@ -59,9 +60,6 @@ if TYPE_CHECKING:
     from sample_factory.algo.utils.model_sharing import ParameterServer
     from sample_factory.envs.env_info import EnvInfo
 
-# Stats reduced by min / max over the minibatches of the last epoch; every other stat is averaged.
-_MIN_STATS, _MAX_STATS = ("adv_min",), ("adv_max",)
-
 
 @dataclass
 class PolicyOutputs:
@@ -70,30 +68,6 @@ class PolicyOutputs:
     values: Tensor
     log_probs: Tensor
     distribution: ActionDistribution
-
-
-@dataclass
-class Minibatch:
-    """One SGD step's samples (views of the batch), their ``ValidMean`` and, with GAE, their standardised advantages
-    (None with V-trace, whose advantages depend on the current policy)."""
-
-    data: TensorDict
-    valid_mean: ValidMean
-    std_advantages: Tensor | None
-
-
-@dataclass
-class ReportedSamples:
-    """What the reported stats average over one last-epoch minibatch: per-sample values ([B], no gradient), reduced
-    for the whole epoch at once at its end (``Learner._reported_stats``), not with a dozen operations per step."""
-
-    policy_terms: Tensor
-    value_terms: Tensor
-    explore_terms: Tensor | None
-    entropy: Tensor
-    values: Tensor
-    advantages: Tensor  # reward units, as the learner trained on them (GAE or V-trace)
-    ratios: Tensor
 
 
 class Learner:
@@ -141,8 +115,8 @@ class Learner:
     def _check_cfg(self) -> None:
         cfg, recurrence = self.cfg, self.recurrence
         for name in ("batch_size", "rollout"):
-            if getattr(cfg, name) % recurrence:
-                raise ValueError(f"--{name}={getattr(cfg, name)} must be a multiple of --recurrence={recurrence}")
+            if flag_value(cfg, name) % recurrence:
+                raise ValueError(f"--{name}={flag_value(cfg, name)} must be a multiple of --recurrence={recurrence}")
         if cfg.with_vtrace and recurrence != cfg.rollout:
             raise ValueError(f"--with_vtrace=True needs --recurrence={recurrence} equal to --rollout={cfg.rollout}")
 
@@ -295,43 +269,19 @@ class Learner:
             self.train_step += 1
             with self.timing.add_time("stats"):
                 columns = {key: torch.stack([stats[key] for stats in epoch_stats]) for key in epoch_stats[0]}
-                columns.update(self._reported_stats(reported, [mb.valid_mean for mb in minibatches]))
-                summary = self._summarize(columns, batch, version_at_start, num_sgd_steps)
+                columns.update(reported_stats(reported, [mb.valid_mean for mb in minibatches], self.cfg.ppo_clip_ratio))
+                summary = summarize(columns, batch, version_at_start)
+                summary.update(
+                    lr=self.lr_schedule.lr, num_sgd_steps=num_sgd_steps, train_step=self.train_step,
+                    policy_version=self.policy_version,
+                )  # fmt: skip
         if self.param_server is not None or self.policy_versions_tensor is not None:
             with self.timing.add_time("publish_weights"):
                 self._publish()
         return summary
 
     def _minibatches(self, batch: TensorDict) -> list[Minibatch]:
-        """The minibatches of one epoch: views of ``batch``, each with its ``ValidMean`` and (GAE) its standardised
-        advantages, computed for all minibatches at once (a few tensor operations instead of a dozen per SGD step)."""
-        indices = self._minibatch_indices(batch["valids"].shape[0])
-        rows = torch.stack(indices) if self.cfg.shuffle_minibatches else None  # [M, bs] sample indices
-
-        def per_minibatch(x: Tensor) -> Tensor:  # [M, bs]
-            return x[rows] if rows is not None else x.view(len(indices), -1)
-
-        valid_means, weights, inv_counts = ValidMean.rows(per_minibatch(batch["valids"]))
-        std_advantages = None  # V-trace advantages depend on the current policy: standardised per step, in _losses
-        if not self.cfg.with_vtrace:
-            std_advantages = standardize_rows(per_minibatch(batch["advantages"]), weights, inv_counts)
-        return [
-            Minibatch(batch[idx], valid_means[m], None if std_advantages is None else std_advantages[m])
-            for m, idx in enumerate(indices)
-        ]
-
-    def _minibatch_indices(self, num_samples: int) -> list[slice | Tensor]:
-        """Sample indices of each minibatch: consecutive slices, or random whole ``recurrence``-long segments."""
-        batch_size = self.cfg.batch_size
-        if num_samples % batch_size:
-            raise ValueError(f"the batch has {num_samples} samples, not a multiple of --batch_size={batch_size}")
-        num_minibatches = num_samples // batch_size
-        if not self.cfg.shuffle_minibatches:
-            return [slice(i * batch_size, (i + 1) * batch_size) for i in range(num_minibatches)]
-        num_segments = num_samples // self.recurrence
-        segments = torch.randperm(num_segments, device=self.device).view(num_minibatches, -1)  # [M, bs/R]
-        steps = torch.arange(self.recurrence, device=self.device)
-        return list((segments.unsqueeze(-1) * self.recurrence + steps).flatten(1))  # M x [bs]
+        return epoch_minibatches(batch, self.cfg, self.recurrence, self.device)
 
     def _train_minibatch(
         self, minibatch: Minibatch, full_stats: bool = True
@@ -436,34 +386,11 @@ class Learner:
             )  # fmt: skip
         return loss, stats, samples
 
-    def _reported_stats(self, reported: list[ReportedSamples], valid_means: list[ValidMean]) -> dict[str, Tensor]:
-        """The per-sample stats of the last epoch's M minibatches averaged per minibatch ([M] each), all at once."""
-        weights = torch.stack([valid_mean.weights for valid_mean in valid_means])  # [M, B]
-        inv_counts = torch.stack([valid_mean.inv_count for valid_mean in valid_means])  # [M]
-
-        def rows(name: str) -> Tensor:  # [M, B]
-            return torch.stack([getattr(samples, name) for samples in reported])
-
-        def means(x: Tensor) -> Tensor:  # [M]: each minibatch's mean over its valid samples
-            return (x * weights).sum(dim=1) * inv_counts
-
-        advantages, ratios = rows("advantages"), rows("ratios")
-        adv_mean = means(advantages)
-        adv_std = means((advantages - adv_mean.unsqueeze(1)).square()).sqrt()
-        advantages_or_mean = torch.where(weights > 0, advantages, adv_mean.unsqueeze(1))  # invalid: no extremes
-        explore = torch.zeros_like(adv_mean) if reported[0].explore_terms is None else means(rows("explore_terms"))
-        return dict(
-            policy_loss=means(rows("policy_terms")), value_loss=means(rows("value_terms")), exploration_loss=explore,
-            entropy=means(rows("entropy")), values=means(rows("values")), adv_mean=adv_mean, adv_std=adv_std,
-            adv_min=advantages_or_mean.amin(dim=1), adv_max=advantages_or_mean.amax(dim=1),
-            clip_fraction=clip_fraction(ratios, means, self.cfg.ppo_clip_ratio), ratio_mean=means(ratios),
-        )  # fmt: skip
-
     def _kl_divergence(
         self, mb: TensorDict, distribution: ActionDistribution, valid_mean: ValidMean, with_grad: bool
     ) -> Tensor:
         """Mean KL(behaviour policy || current policy) over the valid samples of the minibatch."""
-        tanh_scale = getattr(self.cfg, "continuous_tanh_scale", 0.0)
+        tanh_scale = self.cfg.continuous_tanh_scale
         action_mask = mb["obs"].get(ACTION_MASK_KEY)
         with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
             old = get_action_distribution(self.env_info.action_space, mb["action_logits"], action_mask, tanh_scale)
@@ -477,29 +404,6 @@ class Learner:
         grad_norm = self._sgd_step(loss, self.cfg.max_grad_norm if self.cfg.max_grad_norm > 0 else float("inf"))
         self.policy_version += 1
         return grad_norm
-
-    def _summarize(
-        self, columns: dict[str, Tensor], batch: TensorDict, version_at_start: int, num_sgd_steps: int
-    ) -> dict[str, float]:
-        """Minibatch stats reduced over the last epoch plus batch-level stats; one device sync in total."""
-        reduced: dict[str, Tensor] = {}
-        for key, column in columns.items():  # [M]: one value per minibatch of the last epoch
-            column = column.float()
-            reduced[key] = column.min() if key in _MIN_STATS else column.max() if key in _MAX_STATS else column.mean()
-        valids, discarded = batch["valids"], batch["discarded"]
-        collected = valids | discarded  # steps of active agents, stale or not
-        version_diff = (version_at_start - batch["policy_version"][collected]).float()
-        reduced.update(
-            version_diff_avg=version_diff.mean(), version_diff_min=version_diff.min(),
-            version_diff_max=version_diff.max(), fraction_invalid=1.0 - valids.float().mean(),
-            num_invalids=(~valids).sum().float(), num_discarded=discarded.sum().float(),
-        )  # fmt: skip
-        summary = dict(zip(reduced.keys(), torch.stack(list(reduced.values())).tolist(), strict=True))
-        summary.update(
-            lr=self.lr_schedule.lr, num_sgd_steps=num_sgd_steps, train_step=self.train_step,
-            policy_version=self.policy_version,
-        )  # fmt: skip
-        return summary
 
     # ---- checkpoints --------------------------------------------------------------------------------------------
 

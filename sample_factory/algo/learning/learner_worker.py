@@ -65,7 +65,7 @@ HEARTBEAT_PERIOD = 1.0
 def warn_if_best_checkpoint_requested(cfg: Config) -> None:
     """Resuming from the best checkpoint is not offered: checkpoints are ordered by train step, so those written
     after an older best one would sort before the existing ones and be deleted by --keep_checkpoints at once."""
-    explicit = getattr(cfg, "cli_args", None) or {}
+    explicit = cfg.cli_args
     if explicit.get("load_checkpoint_kind") == "best":
         log.warning(
             "--load_checkpoint_kind=best is ignored here: resuming training always continues from the latest "

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.typing import Config, PolicyID
 from sample_factory.utils.utils import experiment_dir
 
@@ -58,7 +59,7 @@ def mutable_hyperparameters(cfg: Config) -> list[str]:
 
 def hyperparameters_of(cfg: Config) -> dict[str, float]:
     """The values of every PBT-managed hyper-parameter in ``cfg`` (gamma always: it is persisted either way)."""
-    return {name: float(getattr(cfg, name)) for name in (*HYPERPARAMETER_BOUNDS, "gamma")}
+    return {name: float(flag_value(cfg, name)) for name in (*HYPERPARAMETER_BOUNDS, "gamma")}
 
 
 def policy_cfg_file(cfg: Config, policy_id: PolicyID) -> str:

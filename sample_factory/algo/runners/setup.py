@@ -26,6 +26,7 @@ from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_info import obtain_env_info as env_info_from_new_env
 from sample_factory.messaging.multiprocessing_utils import get_mp_ctx, get_mp_lock
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.flags import flag_value
 from sample_factory.utils.gpu_utils import weights_buffer_device
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
@@ -49,7 +50,7 @@ def obtain_env_info(cfg: Config) -> EnvInfo:
     otherwise from one env created in this process (and then written to the cache file for the next run)."""
     path = os.path.join(experiment_dir(cfg), ENV_INFO_CACHE_FILE)
     key = env_info_cache_key(cfg)
-    if getattr(cfg, "use_env_info_cache", False):
+    if cfg.use_env_info_cache:
         cached = _read_env_info_cache(path, key)
         if cached is not None:
             log.info("Env info of %s read from %s (--use_env_info_cache): no env created", cfg.env, path)
@@ -61,7 +62,7 @@ def obtain_env_info(cfg: Config) -> EnvInfo:
 
 def env_info_cache_key(cfg: Config) -> dict[str, Any]:
     """What a cached EnvInfo must have been made with to be reused: the env name and the flags that shape it."""
-    return {"env": cfg.env, **{name: getattr(cfg, name, None) for name in _ENV_INFO_KEY_FLAGS}}
+    return {"env": cfg.env, **{name: flag_value(cfg, name) for name in _ENV_INFO_KEY_FLAGS}}
 
 
 def _read_env_info_cache(path: str, key: dict[str, Any]) -> EnvInfo | None:

@@ -73,7 +73,7 @@ class WandbLogger:
 
 def init_wandb(cfg: Config) -> WandbLogger | None:
     """A logger when ``--with_wandb=True`` (None otherwise); raises MissingDependencyError when wandb is missing."""
-    if not getattr(cfg, "with_wandb", False):
+    if not cfg.with_wandb:
         return None
     wandb = import_wandb()
     run = wandb.init(

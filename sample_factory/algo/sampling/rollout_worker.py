@@ -169,7 +169,7 @@ class RolloutWorker(Component):
                 cfg, self.env_info, [make(i) for i in range(per_split)], traj_np, EpisodeStats(0)
             )
             num_envs = per_split
-        if getattr(cfg, "env_error_behavior", "fail") == "recreate":
+        if cfg.env_error_behavior == "recreate":
             runner.recovery = EnvRecovery(make, num_envs)
         return runner
 

@@ -22,6 +22,8 @@ from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.losses import normalize_advantages
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
+from sample_factory.algo.learning.minibatches import minibatch_indices
+from sample_factory.algo.learning.training_stats import ReportedSamples, reported_stats
 from sample_factory.algo.utils.model_sharing import ParameterServer
 from sample_factory.algo.utils.rl_utils import vtrace
 from sample_factory.cfg.arguments import default_cfg
@@ -235,7 +237,7 @@ def test_bptt_with_dones_equals_step_by_step(rnn_type: str, share_weights: bool)
 def test_shuffled_minibatches_hold_whole_segments():
     cfg = make_cfg(shuffle_minibatches=True, rollout=8, recurrence=4, batch_size=8, num_batches_per_epoch=4)
     learner = make_learner(cfg)
-    minibatches = learner._minibatch_indices(32)
+    minibatches = minibatch_indices(32, learner.cfg, learner.recurrence, learner.device)
     assert len(minibatches) == 4
     segments = torch.stack(minibatches).view(4, -1, cfg.recurrence)  # [M, segments, R]
     assert torch.equal(segments - segments[..., :1], torch.arange(cfg.recurrence).expand_as(segments))
@@ -271,7 +273,7 @@ def test_reported_stats_of_an_epoch_are_each_minibatchs_own_valid_sample_stats()
         return torch.randn(16, generator=g)
 
     reported = [
-        learner_module.ReportedSamples(
+        ReportedSamples(
             per_sample(),
             per_sample(),
             per_sample(),
@@ -282,7 +284,7 @@ def test_reported_stats_of_an_epoch_are_each_minibatchs_own_valid_sample_stats()
         )  # fmt: skip
         for _ in range(3)
     ]
-    columns = learner._reported_stats(reported, [ValidMean(row) for row in valids])
+    columns = reported_stats(reported, [ValidMean(row) for row in valids], learner.cfg.ppo_clip_ratio)
     for m, samples in enumerate(reported):
         valid = valids[m]
         adv = samples.advantages[valid]
@@ -593,7 +595,7 @@ def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
     outputs = learner._evaluate_policy(mb)
     advantages, targets = learner._advantages_and_targets(mb, outputs)
     loss, stats, samples = learner._losses(mb, outputs, advantages, targets, full_stats=True)
-    reported = learner._reported_stats([samples], [ValidMean(mb["valids"])])  # one minibatch: [1] each
+    reported = reported_stats([samples], [ValidMean(mb["valids"])], cfg.ppo_clip_ratio)  # one minibatch: [1] each
     stats.update({key: column[0] for key, column in reported.items()})
 
     valids = mb["valids"]
