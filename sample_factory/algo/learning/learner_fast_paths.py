@@ -87,8 +87,11 @@ class LearnerFastPaths:
 def check_channels_last(model: nn.Module, batch: DummyBatch) -> None:
     """NHWC weights and images give the outputs and gradients of NCHW; NHWC weights on NCHW images (the bootstrap
     values of ``prepare_batch``) the same values. Raises ``CheckFailed``."""
-    plain, fast = copies(model, 2)
+    # a copy per pass: each forward in training mode updates the normalisers, and the values-only pass must see
+    # the statistics of exactly one update, like the other two
+    plain, fast, fast_values = copies(model, 3)
     fast.to(memory_format=torch.channels_last)
+    fast_values.to(memory_format=torch.channels_last)
     expected = run_variant(
         "its forward fails on a dummy batch", lambda: with_gradients(plain, learner_outputs(plain, batch)), plain
     )
@@ -100,7 +103,9 @@ def check_channels_last(model: nn.Module, batch: DummyBatch) -> None:
     compare("on NHWC tensors", expected, got)
     with torch.no_grad():
         values = run_variant(
-            "its forward fails with NHWC weights", lambda: learner_outputs(fast, batch, values_only=True), fast
+            "its forward fails with NHWC weights",
+            lambda: learner_outputs(fast_values, batch, values_only=True),
+            fast_values,
         )
     compare("with NHWC weights on NCHW images", {"values": expected["values"].detach()}, values)
 
