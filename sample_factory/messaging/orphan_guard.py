@@ -17,6 +17,7 @@ So each child watches its parent from a thread of its own (``OrphanGuard``), whi
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 from typing import Any
@@ -59,6 +60,11 @@ class OrphanGuard:
         self._done.set()
 
     def parent_gone(self) -> bool:
+        """The runner exited. A worker forked from the fork server has that server as its OS parent, so the runner
+        is watched through multiprocessing's parent sentinel when this process was started by it."""
+        parent = multiprocessing.parent_process()
+        if parent is not None and parent.pid == self.parent_pid:
+            return not parent.is_alive()
         return os.getppid() != self.parent_pid
 
     def _watch(self) -> None:

@@ -9,6 +9,7 @@ a restart or a failure can name it.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
 import signal
@@ -131,6 +132,9 @@ def child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, 
         raise
     finally:
         guard.stop()
+        # a worker forked from the fork server ends with os._exit, which skips atexit: run the handlers user code
+        # (an env, a simulator wrapper) registered, as a spawned worker's normal exit would (they run once)
+        atexit._run_exitfuncs()
 
 
 def _tell_runner_last_words(router: Router, loop_name: str, tb: str) -> None:

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import time
 from collections import deque
+from multiprocessing.context import BaseContext
 from typing import Any
 
 from sample_factory.algo.runners.child_process import RUNNER_LOOP, child_main, shared_state_for
@@ -21,6 +22,7 @@ from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.messaging.event_loop import LoopLiveness, Router, make_mp_inbox
+from sample_factory.messaging.process_start import warm_up, worker_context
 from sample_factory.messaging.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.utils.logging_setup import log
 
@@ -36,7 +38,7 @@ class ChildProcesses:
     ``LoopLiveness``), and queues cannot be shared with a process after it started, so they are made here, up front.
     """
 
-    def __init__(self, specs: list[LoopSpec], shared: SharedState, spare_inboxes: int) -> None:
+    def __init__(self, specs: list[LoopSpec], shared: SharedState, spare_inboxes: int, context: BaseContext) -> None:
         self.shared = shared  # held for the whole run: children unpickle its semaphores and shared memory after start
         self.specs = {spec.name: spec for spec in specs if not spec.in_main_process}
         self.component_loops = {name: RUNNER_LOOP for name in _runner_loop_components(specs)}
@@ -52,6 +54,7 @@ class ChildProcesses:
         self.queue_repairs: deque[QueueRepair] = deque()  # filled by the doctor's thread, read on the runner's loop
         self.queue_doctor = QueueDoctor(self.watched_queues, self.queue_repairs.append)
         self._spares_used = 0
+        self._context = context
         self._spawn: tuple[Any, Router, Any] | None = None
 
     def router(self) -> Router:
@@ -61,7 +64,7 @@ class ChildProcesses:
     def start_all(self, sf_context: Any) -> None:
         """Start the queue doctor and one process per loop spec; ``sf_context`` is the registries the children get."""
         self.queue_doctor.start()
-        self._spawn = (multiprocessing.get_context("spawn"), self.router(), sf_context)
+        self._spawn = (self._context, self.router(), sf_context)
         for spec in self.specs.values():
             self.start(spec)
         log.info("Started %d processes", len(self.processes))
@@ -188,6 +191,21 @@ class ChildProcesses:
         self.queue_doctor.stop()  # kept watching until every child is gone: one may die in a put
         for inbox in [*self.inboxes.values(), *self.spare_inboxes]:
             inbox.close()
+
+
+def start_context(specs: list[LoopSpec]) -> BaseContext:
+    """How the workers of ``specs`` start (``messaging.process_start``): the fork server is started at once, so it
+    imports torch and the modules that build each loop's components while the runner reads the env and allocates
+    buffers, instead of every worker importing them again."""
+    context = worker_context(_build_modules(specs))
+    warm_up(context)
+    return context
+
+
+def _build_modules(specs: list[LoopSpec]) -> list[str]:
+    """The modules of the specs' ``build`` functions (plain functions or ``functools.partial`` of them)."""
+    builds = [getattr(spec.build, "func", spec.build) for spec in specs]
+    return sorted({build.__module__ for build in builds if getattr(build, "__module__", None)})
 
 
 def _runner_loop_components(specs: list[LoopSpec]) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sample_factory.algo.runners.components import LoopSpec, LoopSpecs
 from sample_factory.algo.runners.hooks import EpisodicStatsHandler, UserHooks
+from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.cfg.experiment_files import already_finished, save_config
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.utils.logging_setup import init_file_logger, log
@@ -87,6 +88,7 @@ class Runner:
         self.policy_weights = policy_weights
         self.restarts = restarts
         self.hooks = UserHooks(self)
+        self.timeline = RunTimeline()  # start-up and shut-down milestones, logged by the runner's component
         self.component: RunnerComponent | None = None  # exists from init() on
         self.nothing_to_do = False
 
@@ -123,6 +125,7 @@ class Runner:
         """The start of every ``init()``: log file, config.json, ``on_init``. False when there is nothing to do
         (the experiment already reached ``--train_for_env_steps``); ``run()`` then returns SUCCESS at once."""
         cfg = self.cfg
+        self.timeline.mark("imports")
         if cfg.log_to_file:
             init_file_logger(experiment_dir(cfg))
         if already_finished(cfg):

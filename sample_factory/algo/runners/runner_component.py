@@ -18,6 +18,7 @@ from collections.abc import Callable
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.hooks import ObserverError, UserHooks
 from sample_factory.algo.runners.run_control import NoSupervision, Supervision
+from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.algo.runners.stats import RunStats, SummaryWriters
 from sample_factory.algo.runners.wandb_utils import WandbLogger, init_wandb
 from sample_factory.algo.utils.checkpoints import best_metric_value
@@ -40,11 +41,19 @@ REPLAYED_SLOTS = ("on_pbt_reward_shaping",)
 class RunnerComponent(Component):
     """The runner's part on the main event loop: readiness, stats, summaries, stop conditions, orderly shutdown."""
 
-    def __init__(self, cfg: Config, env_info: EnvInfo, router: Router, hooks: UserHooks | None = None) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        env_info: EnvInfo,
+        router: Router,
+        hooks: UserHooks | None = None,
+        timeline: RunTimeline | None = None,
+    ) -> None:
         super().__init__(RUNNER, router)
         self.cfg = cfg
         self.env_info = env_info
         self.hooks = hooks if hooks is not None else UserHooks()
+        self.timeline = timeline if timeline is not None else RunTimeline()
         self.supervision: Supervision = NoSupervision()
         self.status: StatusCode = ExperimentStatus.SUCCESS
         self.stats = RunStats(cfg)
@@ -108,6 +117,8 @@ class RunnerComponent(Component):
         if self.ready >= set(self.component_names):
             log.info("All %d components ready, collecting experience", len(self.component_names))
             self.sampling_started_at = time.monotonic()
+            self.timeline.mark("workers")
+            self.timeline.log_start_up()
             for name in self.rollout_workers:
                 self.send(name, "on_begin_sampling")
 
@@ -335,6 +346,7 @@ class RunnerComponent(Component):
         if self.stop_requested_at is not None:
             return
         self._report(final=True)
+        self.timeline.mark("stop_requested")
         self.stop_requested_at = time.monotonic()
         self.finished_at = time.monotonic()
         unreachable = []
@@ -357,6 +369,7 @@ class RunnerComponent(Component):
             reward_line = self.stats.reward_line()
             if reward_line:
                 log.info(reward_line)
+        self.timeline.mark("components_stopped")
         self.call_user_code(self.hooks.notify, "on_stop")
         if self.writers is not None:
             self._write_summaries()

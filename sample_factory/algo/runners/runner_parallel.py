@@ -16,7 +16,7 @@ loop itself.
 from __future__ import annotations
 
 from sample_factory.algo.runners.child_process import RUNNER_LOOP, pin_visible_gpus
-from sample_factory.algo.runners.child_processes import ChildProcesses
+from sample_factory.algo.runners.child_processes import ChildProcesses, start_context
 from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.process_watch import ProcessWatch
 from sample_factory.algo.runners.runner import Runner
@@ -45,22 +45,25 @@ class ParallelRunner(Runner):
         cfg = self.cfg
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
+        pin_visible_gpus(cfg)  # before the fork server starts: the workers inherit its environment
+        specs = self.loop_specs()
+        context = start_context(specs)
         env_info = self.given_env_info or obtain_env_info(cfg)
+        self.timeline.mark("env_info")
         require_cfg_fits_env(cfg, env_info)
-        pin_visible_gpus(cfg)
         if cfg.set_workers_cpu_affinity and not pins_rollout_workers(cfg):
             log.info(
                 "Sync mode (--async_rl=False): rollout workers are not pinned to cores, the scheduler places them "
                 "(faster here, see docs/architecture.md); pass --set_workers_cpu_affinity=True explicitly to pin them"
             )
         shared = make_shared_state(cfg, env_info, serial=False, weights=self.policy_weights)
-        specs = self.loop_specs()
+        self.timeline.mark("buffers")
         # one fresh inbox per allowed restart (see LoopLiveness)
         spares = cfg.max_restarts_total if cfg.max_restarts > 0 and self.restarts else 0
-        self.processes = processes = ChildProcesses(specs, shared, spares)
+        self.processes = processes = ChildProcesses(specs, shared, spares, context)
         router = processes.router()
         loop = EventLoop(RUNNER_LOOP, processes.inboxes[RUNNER_LOOP], router)
-        self.component = RunnerComponent(cfg, env_info, router, self.hooks)
+        self.component = RunnerComponent(cfg, env_info, router, self.hooks, self.timeline)
         self.component.attach(loop, specs)
         self.component.supervision = ProcessWatch(cfg, specs, processes, self.component, self.restarts)
         self._watch_own_loop(loop)
@@ -106,6 +109,8 @@ class ParallelRunner(Runner):
             if self.stall_watchdog is not None:
                 self.stall_watchdog.stop()
             self.processes.join_all()
+            self.timeline.mark("processes_joined")
+            self.timeline.log_shut_down()
         return status
 
     def _describe_queues_and_checkpoints(self) -> str:

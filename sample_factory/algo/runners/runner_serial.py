@@ -32,13 +32,15 @@ class SerialRunner(Runner):
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
         env_info = self.given_env_info or obtain_env_info(self.cfg)
+        self.timeline.mark("env_info")
         require_cfg_fits_env(self.cfg, env_info)
         shared = make_shared_state(self.cfg, env_info, serial=True, weights=self.policy_weights)
+        self.timeline.mark("buffers")
         specs = self.loop_specs()
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
-        self.component = RunnerComponent(self.cfg, env_info, router, self.hooks)
+        self.component = RunnerComponent(self.cfg, env_info, router, self.hooks, self.timeline)
         self.component.attach(loop, specs)
         for spec in specs:
             for component in spec.build(router, shared):
@@ -66,6 +68,7 @@ class SerialRunner(Runner):
         finally:
             if self.watchdog is not None:
                 self.watchdog.stop()
+            self.timeline.log_shut_down()
 
     def _where_to_resume(self) -> str:
         latest = [paths[-1] for p in range(self.cfg.num_policies) if (paths := list_checkpoints(self.cfg, p))]

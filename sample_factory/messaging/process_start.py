@@ -1,0 +1,60 @@
+"""How worker processes are started: forked from a server that has already imported torch and the workers' code.
+
+A worker process started with ``spawn`` is a fresh interpreter: it imports torch and the package again (about
+2 s of CPU each; a run of 2 rollout workers, an inference worker and a learner pays it four times, on a machine
+whose cores the run needs). Python's ``forkserver`` start method runs one clean server process that imports the
+modules named in its preload list once; every worker is then forked from it, with those modules already loaded.
+The server is single-threaded and has run no torch operation, so forking it is safe (no OpenMP team or CUDA
+context to inherit), and workers get what ``spawn`` gives them otherwise: their arguments by pickling (shared
+tensors and queues by file descriptor), the user's main module imported again, a fresh start for everything else.
+
+Where the platform has no fork server (Windows), workers are spawned. ``SF_WORKER_START_METHOD=spawn`` forces
+``spawn`` (a switch for debugging and measuring; the fork server is the default).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterable
+from multiprocessing.context import BaseContext
+
+from sample_factory.utils.logging_setup import log
+
+START_METHOD_ENV = "SF_WORKER_START_METHOD"
+ALWAYS_PRELOADED = ("torch",)
+
+
+def start_method() -> str:
+    """``forkserver`` where available, unless ``SF_WORKER_START_METHOD`` asks for ``spawn``."""
+    wanted = os.environ.get(START_METHOD_ENV, "forkserver")
+    if wanted not in ("forkserver", "spawn"):
+        raise ValueError(f"{START_METHOD_ENV}={wanted!r}: use forkserver (the default) or spawn")
+    if wanted == "forkserver" and "forkserver" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    return wanted
+
+
+def worker_context(preload: Iterable[str] = ()) -> BaseContext:
+    """The multiprocessing context to start workers with; the fork server imports ``preload`` (module names) first.
+
+    The preload list takes effect when the server starts, i.e. with the first worker of this process (or
+    ``warm_up``); later calls keep the running server and its modules.
+    """
+    method = start_method()
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(sorted({*ALWAYS_PRELOADED, *preload}))
+    return ctx
+
+
+def warm_up(ctx: BaseContext) -> None:
+    """Start the fork server now, so its imports run while this process does other start-up work."""
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    try:
+        forkserver.ensure_running()
+    except OSError as exc:  # e.g. no room for its socket: the first worker start retries and reports
+        log.debug("Fork server did not start early (%s): it starts with the first worker", exc)
