@@ -30,7 +30,7 @@ from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.distributed import RankInfo, open_store, resolve_backend
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
-from sample_factory.utils.rank_group import RankGroup
+from sample_factory.utils.rank_group import RankGroup, RankLostError
 
 
 class RankLearnerWorker(LearnerWorker):
@@ -103,14 +103,21 @@ class RankLearnerWorker(LearnerWorker):
         super().on_batch_ready(batch_idx, env_steps)
 
     def _train(self, prepared, generation: int) -> dict | None:
-        outcome = self._enter_round(stopping=self.stopping, has_samples=bool(prepared["valids"].any()))
-        if outcome is None or not outcome.trains:
-            return None
         try:
+            outcome = self._enter_round(stopping=self.stopping, has_samples=bool(prepared["valids"].any()))
+            if outcome is None or not outcome.trains:
+                return None
             stats = super()._train(prepared, generation)
-        except Exception:
+        except Exception as exc:  # whatever failed, this rank's collectives are out of step with the others' now
             self.rounds_broken = True
-            raise
+            if not isinstance(exc, RankLostError):
+                raise  # a bug: its traceback goes to the runner (on_training_error)
+            self.consistent = False  # the message names the ranks at fault: it says more than the traceback
+            if self.thread is None:
+                self.on_training_error(str(exc))
+            else:
+                self.loop.post(self.name, "on_training_error", str(exc))
+            return None
         if stats is not None:
             stats.update({f"perf/rank{r}_fps": nan_to_zero(m.fps(FPS_WINDOWS[0])) for r, m in enumerate(self.rank_fps)})
         return stats

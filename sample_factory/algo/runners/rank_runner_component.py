@@ -107,6 +107,8 @@ class RankRunnerComponent(RunnerComponent):
         self.on_rank_notice(ranks[0], ExperimentStatus.FAILURE, "stopped training (see its log)", False)
 
     def _finish(self) -> None:
-        wait = WAIT_FOR_RANKS_TO_LEAVE_S if self.ranks.info.is_main else 0.0
+        # after a failure the other ranks fail anyway: no point in keeping the store up for them
+        serves = self.ranks.info.is_main and self.status != ExperimentStatus.FAILURE
+        wait = WAIT_FOR_RANKS_TO_LEAVE_S if serves else 0.0
         self.watch.leave(wait_for_others_s=wait)
         super()._finish()
