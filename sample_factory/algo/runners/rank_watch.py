@@ -50,12 +50,20 @@ class RankWatch:
     """The runner's side channel to the other ranks (module docstring); ``report`` is called on the watch's thread."""
 
     def __init__(
-        self, info: RankInfo, store: dist.Store, report: Callable[[StopNotice], None], start_up_s: float
+        self,
+        info: RankInfo,
+        store: dist.Store,
+        report: Callable[[StopNotice], None],
+        start_up_s: float,
+        silence_s: float = RANK_SILENCE_S,
+        period_s: float = BEAT_PERIOD_S,
     ) -> None:
         self.info = info
         self.store = store
         self.report = report
         self.start_up_s = start_up_s
+        self.silence_s = silence_s
+        self.period_s = period_s
         self.others = [r for r in range(info.world_size) if r != info.rank]
         self._last_count: dict[int, int] = {}
         self._changed_at: dict[int, float] = {}
@@ -86,21 +94,38 @@ class RankWatch:
         return found
 
     def leave(self, wait_for_others_s: float = 0.0) -> None:
-        """This rank ends: stop beating, mark it left; wait up to ``wait_for_others_s`` for every rank to leave."""
+        """This rank ends: stop beating, mark it left; wait up to ``wait_for_others_s`` for the other ranks that still
+        beat to leave too (a dead rank, silent for a few beats, is not waited for)."""
         self._done.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=2 * BEAT_PERIOD_S)
+            self._thread.join(timeout=2 * self.period_s)
         try:
             self.store.set(left_key(self.info.rank), "1")
-            deadline = time.monotonic() + wait_for_others_s
-            while time.monotonic() < deadline and not self.store.check([left_key(r) for r in self.others]):
-                time.sleep(0.1)
+            self._wait_for_others(wait_for_others_s)
         except Exception as exc:  # rank 0 (the store's host) ended first: nothing left to tell
             log.debug("%s: the store is gone at exit (%s)", self.info, exc)
 
+    def _wait_for_others(self, timeout_s: float) -> None:
+        start = time.monotonic()
+        counts = {r: int(self.store.add(beat_key(r), 0)) for r in self.others}
+        moved_at = dict.fromkeys(self.others, start)
+        while (now := time.monotonic()) < start + timeout_s:
+            waiting = []
+            for r in self.others:
+                if self.store.check([left_key(r)]):
+                    continue
+                count = int(self.store.add(beat_key(r), 0))
+                if count != counts[r]:
+                    counts[r], moved_at[r] = count, now
+                if now - moved_at[r] < 3 * self.period_s:
+                    waiting.append(r)
+            if not waiting:
+                return
+            time.sleep(0.2)
+
     # ---------------------------------------------------------------- the thread
     def _run(self) -> None:
-        while not self._done.wait(BEAT_PERIOD_S):
+        while not self._done.wait(self.period_s):
             try:
                 self._tick()
             except Exception as exc:
@@ -118,7 +143,7 @@ class RankWatch:
             if count != self._last_count.get(r):
                 self._last_count[r], self._changed_at[r] = count, now
                 continue
-            limit = RANK_SILENCE_S if count > 0 else self.start_up_s
+            limit = self.silence_s if count > 0 else self.start_up_s
             if r not in self._reported and now - self._changed_at[r] > limit and not self.store.check([left_key(r)]):
                 self._reported.add(r)
                 verb = "sent no heartbeat" if count > 0 else "did not start"
