@@ -1,5 +1,6 @@
-"""Whole distributed runs of CartPole on two CPU ranks (gloo): a rank that dies stops the other, naming it; under
-``torchrun --max-restarts=1`` the job resumes from the last checkpoint and ends with identical weights on both ranks.
+"""Whole distributed runs of CartPole on two CPU ranks (gloo): a rank that dies stops the other, naming it; Ctrl+C
+stops both and rank 0 alone saves; under ``torchrun --max-restarts=1`` the job resumes from the last checkpoint and
+ends with identical weights on both ranks (slow), as does a single-machine run resumed on two ranks (slow).
 
 The fast test starts the two ranks itself (the environment torchrun would give them) in serial mode, the quickest to
 start; the slow one goes through torchrun and the parallel runner. Every process is reaped and /dev/shm checked.
@@ -164,6 +165,36 @@ def test_ctrl_c_under_torchrun_stops_both_ranks_and_only_rank_zero_saves(tmp_pat
     assert "save_checkpoint" not in (folder / "sf_log_rank1.txt").read_text()
     assert not (folder / "done").exists()
     _wait_session_gone(torchrun)
+    assert shm_entries() - before == set()
+
+
+@pytest.mark.slow
+def test_a_single_machine_run_resumes_on_two_ranks_from_its_checkpoint(tmp_path: Path) -> None:
+    """Every rank starts from rank 0's latest checkpoint, whatever the number of ranks that wrote it (logged)."""
+    before = shm_entries()
+    args = _train_args(tmp_path, "--serial_mode=True", "--train_for_env_steps=4096")
+    single = RankProcess([sys.executable, "-m", TRAIN_GYM, *args], {})
+    try:
+        assert single.wait(timeout=START_TIMEOUT_S) == 0, single.output[-3000:]
+    finally:
+        single.reap()
+    resumed = _torchrun(tmp_path, "--max-restarts=0", "--serial_mode=True", "--train_for_env_steps=12288")
+    try:
+        code = resumed.wait(timeout=START_TIMEOUT_S)
+    finally:
+        resumed.reap()
+    output = resumed.output
+    assert code == 0, output[-4000:]
+    assert re.search(r"Policy 0 resumed at train step [1-9]\d*, env steps [1-9]", output), output[-4000:]
+    assert "the checkpoint was written by a run of 1 rank(s), this run has 2" in output
+    starts = re.findall(
+        r"starts from rank 0's weights \(train step (\d+), env steps (\d+), weights digest (\w+)", output
+    )
+    assert len(starts) == 2 and starts[0] == starts[1] and starts[0][0] != "0", starts
+    digests = {rank: digest for digest, rank in _DIGEST_RE.findall(output)}
+    assert set(digests) == {"0", "1"} and digests["0"] == digests["1"], output[-4000:]
+    assert (tmp_path / "ddp" / "done").read_text().strip().isdigit()
+    _wait_session_gone(resumed)
     assert shm_entries() - before == set()
 
 
