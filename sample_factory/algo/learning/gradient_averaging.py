@@ -87,6 +87,8 @@ class RankAveragedKl:
         self.schedule.after_minibatch(averaged)
 
     def __getattr__(self, name: str):
+        if name == "schedule":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.schedule, name)
 
 

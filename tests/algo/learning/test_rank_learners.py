@@ -30,13 +30,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_two_ranks(tmp_path: Path) -> list[dict]:
-    """Both ranks' results; every process is reaped whatever happens."""
+def run_two_ranks(tmp_path: Path, mode: str = "learners") -> list[dict]:
+    """Both ranks' results (``two_rank_learners.py`` in ``mode``); every process is reaped whatever happens."""
     port = free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     outs = [tmp_path / f"rank{rank}.pt" for rank in (0, 1)]
     logs = [open(tmp_path / f"rank{rank}.log", "w") for rank in (0, 1)]  # noqa: SIM115 (closed below)
-    cmd = [[sys.executable, str(SCRIPT), str(rank), str(port), str(outs[rank])] for rank in (0, 1)]
+    cmd = [[sys.executable, str(SCRIPT), str(rank), str(port), str(outs[rank]), mode] for rank in (0, 1)]
     procs = [
         subprocess.Popen(c, env=env, stdout=log, stderr=subprocess.STDOUT) for c, log in zip(cmd, logs, strict=True)
     ]
@@ -51,7 +51,7 @@ def run_two_ranks(tmp_path: Path) -> list[dict]:
             log.close()
     output = "\n".join((tmp_path / f"rank{rank}.log").read_text() for rank in (0, 1))
     assert codes == [0, 0], output
-    return [torch.load(out, weights_only=False) for out in outs]
+    return [torch.load(out, weights_only=False) if out.exists() else None for out in outs]
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,12 @@ def test_linear_decay_reaches_zero_after_the_runs_global_steps() -> None:
     cfg.train_for_env_steps, cfg.batch_size, cfg.num_epochs = 400_000, 1024, 2
     assert linear_decay_updates(cfg) == 390 * 2
     assert linear_decay_updates(cfg, world_size=2) == 195 * 2
+
+
+def test_a_late_rank_stops_the_waiting_one_after_the_timeout_naming_it(tmp_path: Path) -> None:
+    """Rank 1 is alive (its heartbeat goes on) but 10 s late for round 1; rank 0 waits --distributed_timeout=3 s."""
+    waiting, _ = run_two_ranks(tmp_path, mode="straggler")
+    assert waiting is not None, "rank 0 waited without an error"
+    assert "Rank(s) 1 had not reached training round 1 (at 0)" in waiting["error"], waiting["error"]
+    assert "--distributed_timeout=3 s" in waiting["error"] and "heartbeat" not in waiting["error"]
+    assert waiting["waited"] < 9.0  # the timeout and a 3 s look at the heartbeats, not rank 1's 10 s

@@ -1,4 +1,4 @@
-"""One rank of the two-rank learner checks of ``test_rank_learners.py``: ``python two_rank_learners.py RANK PORT OUT``.
+"""One rank of the two-rank checks of ``test_rank_learners.py``: ``python two_rank_learners.py RANK PORT OUT MODE``.
 
 Rank 0 serves the store at 127.0.0.1:PORT; both ranks form a gloo group, run the checks and ``torch.save`` what they
 saw to OUT for the test to compare:
@@ -8,12 +8,16 @@ saw to OUT for the test to compare:
 2. a KL-adaptive schedule given opposite KLs on the two ranks;
 3. a ``Learner`` with its ``TrainingRounds``, as a rank's learner worker drives them: rank 0's state broadcast, three
    training calls on each rank's own batches with merged normalisers and a KL-adaptive learning rate.
+
+MODE ``straggler`` instead checks the bound on a late rank (``straggler``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import torch
@@ -28,12 +32,14 @@ from sample_factory.algo.learning.learner import Learner  # noqa: E402
 from sample_factory.algo.learning.lr_schedule import make_lr_schedule  # noqa: E402
 from sample_factory.algo.learning.pbt_exchange import weights_digest  # noqa: E402
 from sample_factory.algo.learning.training_rounds import TrainingRounds  # noqa: E402
-from sample_factory.utils.distributed import open_store, rank_info_from  # noqa: E402
-from sample_factory.utils.rank_group import RankGroup  # noqa: E402
+from sample_factory.utils.distributed import beat_key, open_store, rank_info_from  # noqa: E402
+from sample_factory.utils.rank_group import RankGroup, RankLostError  # noqa: E402
 from sample_factory.utils.timing import Timing  # noqa: E402
 
 TIMEOUT_S = 60.0
 TRAINING_CALLS = 3
+STRAGGLER_TIMEOUT_S = 3.0  # the straggler check's --distributed_timeout
+STRAGGLER_LATE_S = 10.0  # how late rank 1 is for its second round
 
 
 def _two_layers() -> nn.Module:
@@ -96,12 +102,39 @@ def trained_learner(group: RankGroup) -> dict:
     }
 
 
-def main(rank: int, port: int, out: str) -> None:
+def straggler(group: RankGroup, store, out: str) -> None:
+    """Round 0 together, then rank 1 is late for round 1 (but alive: its heartbeat goes on); rank 0's wait is bounded
+    by the group's timeout and its error names rank 1 as behind."""
+    beating = threading.Event()
+
+    def beat() -> None:  # what rank 1's runner does every second
+        while not beating.wait(0.2):
+            store.add(beat_key(group.rank), 1)
+
+    threading.Thread(target=beat, daemon=True).start()
+    for index in (0, 1):
+        if group.rank == 1 and index == 1:
+            time.sleep(STRAGGLER_LATE_S)
+            beating.set()
+            return
+        group.mark_round(index)
+        started = time.monotonic()
+        try:
+            group.all_reduce_sum_(torch.ones(3), f"training round {index}")
+        except RankLostError as exc:
+            torch.save({"error": str(exc), "waited": time.monotonic() - started}, out)
+
+
+def main(rank: int, port: int, out: str, mode: str) -> None:
     torch.set_num_threads(1)
     env = {"RANK": str(rank), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
     info = rank_info_from(env)
     store = open_store(info, TIMEOUT_S, host=True)
-    group = RankGroup(info, store, "policy0", "gloo", TIMEOUT_S, torch.device("cpu"))
+    timeout = STRAGGLER_TIMEOUT_S if mode == "straggler" else TIMEOUT_S
+    group = RankGroup(info, store, "policy0", "gloo", timeout, torch.device("cpu"))
+    if mode == "straggler":
+        straggler(group, store, out)
+        return
     results = {
         "flat": averaged_gradients(group, flat=True),
         "per_tensor": averaged_gradients(group, flat=False),
@@ -114,4 +147,4 @@ def main(rank: int, port: int, out: str) -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
