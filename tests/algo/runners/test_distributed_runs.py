@@ -146,7 +146,8 @@ def test_ctrl_c_under_torchrun_stops_both_ranks_and_only_rank_zero_saves(tmp_pat
     torchrun = _torchrun(tmp_path, "--max-restarts=0", "--serial_mode=True", "--train_for_env_steps=100000000")
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while torchrun.output.count("Fps is") < 2 and time.monotonic() < deadline:  # both ranks train
+        while len(set(re.findall(r"\]\[(\d+)\] Fps is", torchrun.output))) < 2:  # both ranks train
+            assert time.monotonic() < deadline, torchrun.output[-3000:]
             time.sleep(0.2)
         os.killpg(torchrun.proc.pid, signal.SIGINT)
         interrupted_at = time.monotonic()

@@ -48,7 +48,7 @@ def test_a_rank_that_stops_beating_is_reported_by_name() -> None:
     one._done.set()  # its thread ends as a killed process's would: no beat, no left key
     started = time.monotonic()
     notice = _first_report(reports)
-    assert time.monotonic() - started >= SILENCE_S * 0.9
+    assert time.monotonic() - started >= SILENCE_S - 3 * PERIOD_S  # its last beat came at most a period earlier
     assert (notice.rank, notice.status) == (1, ExperimentStatus.FAILURE)
     assert notice.reason.startswith("sent no heartbeat for")
     zero.leave()
