@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from sample_factory.algo.learning.loop_specs import training_loop_specs
 from sample_factory.algo.runners.modes import runner_class
+from sample_factory.algo.runners.rank_setup import join_ranks
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.cfg.experiment_files import prepare_experiment_dir
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
+from sample_factory.utils.distributed import RankSetupError, this_rank
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
@@ -24,9 +26,18 @@ def make_runner(cfg: Config) -> tuple[Config, Runner]:
     ``--with_pbt=True`` the runner already has a :class:`PopulationBasedTraining` observer. Register
     observers (``runner.register_observer``) and stats handlers before ``runner.init()``; nothing has started yet.
     Raises ConfigError with a message naming the flag and the fix.
+
+    When the environment names this process a rank of a distributed run (``RANK``, ``WORLD_SIZE`` > 1, ...: torchrun,
+    Slurm), the rank first meets the others and takes rank 0's configuration (docs/distributed.md).
     """
-    cfg = prepare_experiment_dir(cfg)
+    rank = this_rank()
+    ranks = None
+    if rank is None:
+        cfg = prepare_experiment_dir(cfg)
+    else:
+        cfg, ranks = join_ranks(cfg, rank)
     runner = runner_class(cfg)(cfg, loop_specs=training_loop_specs)
+    runner.ranks = ranks
     if cfg.with_pbt:
         from sample_factory.pbt.population_based_training import PopulationBasedTraining
 
@@ -39,7 +50,7 @@ def run_rl(cfg: Config) -> StatusCode:
     try:
         cfg, runner = make_runner(cfg)
         status = runner.init()
-    except (ConfigError, UnknownEnvError, MissingDependencyError) as exc:
+    except (ConfigError, UnknownEnvError, MissingDependencyError, RankSetupError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE
     if status == ExperimentStatus.SUCCESS:

@@ -18,6 +18,7 @@ from sample_factory.cfg.flags_model_env import add_default_env_args, add_model_a
 from sample_factory.cfg.flags_runtime import (
     LEGACY_ALIASES,
     add_checkpoint_args,
+    add_distributed_args,
     add_fault_tolerance_args,
     add_legacy_aliases,
     add_logging_args,
@@ -99,4 +100,5 @@ def add_rl_args(p: ArgParser) -> None:
     add_logging_args(p)
     add_checkpoint_args(p)
     add_fault_tolerance_args(p)
+    add_distributed_args(p)
     add_legacy_aliases(p)

@@ -192,6 +192,32 @@ def add_fault_tolerance_args(p: ArgParser) -> None:
     )
 
 
+def add_distributed_args(p: ArgParser) -> None:
+    """One experiment trained by several ranks, started by torchrun or Slurm (docs/distributed.md)."""
+    g = p.add_argument_group(
+        "Distributed training",
+        "Several ranks (machines, or GPUs of one machine) train one experiment, each with its own workers and learner, "
+        "averaging gradients every SGD step. A run is distributed when RANK, WORLD_SIZE > 1, MASTER_ADDR and "
+        "MASTER_PORT are set (torchrun and the launcher's Slurm backend set them); these flags tune it.",
+    )
+    g.add_argument(
+        "--distributed_backend",
+        type=str,
+        default="auto",
+        choices=["auto", "gloo", "nccl"],
+        help="Collective backend of the ranks' learners: auto takes nccl when the learner is on a GPU and gloo on the "
+        "CPU; nccl needs GPU learners.",
+    )
+    g.add_argument(
+        "--distributed_timeout",
+        type=int,
+        default=120,
+        help="Seconds a rank waits for the others (to start, to join a training round or an all-reduce) before the "
+        "run stops with an error naming the late or dead ranks. Raise it when one rank's batches can legitimately "
+        "come this much later than the others' (slow env start-up on some machines).",
+    )
+
+
 def add_legacy_aliases(p: ArgParser) -> None:
     """Old flag names that still parse; :func:`parse_full_cfg` maps them to the new dest with a warning.
 

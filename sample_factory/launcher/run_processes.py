@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from sample_factory.launcher.distributed_commands import torchrun_argv
 from sample_factory.launcher.launcher_utils import LauncherError, StatusLine, format_duration, format_table
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 
@@ -44,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="GPUs to spread experiments over (CUDA_VISIBLE_DEVICES=0..N-1, round-robin); 0: CPU only "
         "(CUDA_VISIBLE_DEVICES is set empty).",
+    )
+    group.add_argument(
+        "--ranks_per_experiment",
+        type=int,
+        default=1,
+        help="Above 1, each experiment is one distributed run of this many ranks on this machine, started by "
+        "torchrun --standalone (docs/distributed.md); the command must run Python. With GPUs an experiment sees "
+        "this many of them, from the GPU it is given on (its ranks take one each).",
     )
 
 
@@ -77,6 +87,7 @@ class PoolOptions:
     num_gpus: int
     experiments_per_gpu: int
     pause_between: float
+    ranks_per_experiment: int = 1
 
 
 def _check_options(args: argparse.Namespace) -> PoolOptions:
@@ -88,7 +99,11 @@ def _check_options(args: argparse.Namespace) -> PoolOptions:
         raise LauncherError(f"--experiments_per_gpu={args.experiments_per_gpu} must be -1 (no limit) or at least 1")
     if args.pause_between < 0:
         raise LauncherError(f"--pause_between={args.pause_between} must not be negative")
-    return PoolOptions(args.max_parallel, args.num_gpus, args.experiments_per_gpu, args.pause_between)
+    if args.ranks_per_experiment < 1:
+        raise LauncherError(f"--ranks_per_experiment={args.ranks_per_experiment} must be at least 1")
+    return PoolOptions(
+        args.max_parallel, args.num_gpus, args.experiments_per_gpu, args.pause_between, args.ranks_per_experiment
+    )
 
 
 class LocalPool:
@@ -152,15 +167,17 @@ class LocalPool:
     def _launch(self, experiment: LocalExperiment, gpu: int | None) -> None:
         env = dict(os.environ)
         env.update(experiment.command.env_vars or {})
-        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else str(gpu)
+        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else self._visible_gpus(gpu)
+        argv, cmd = experiment.command.argv(), experiment.command.cmd
+        if self.options.ranks_per_experiment > 1:
+            argv = torchrun_argv(argv, self.options.ranks_per_experiment)
+            cmd = shlex.join(argv)
         os.makedirs(os.path.dirname(experiment.stdout_path), exist_ok=True)
         with open(experiment.stdout_path, "a") as out, open(experiment.stderr_path, "a") as err:
-            out.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} launcher: {experiment.command.cmd}\n")
+            out.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} launcher: {cmd}\n")
             out.flush()
             try:
-                experiment.process = subprocess.Popen(
-                    experiment.command.argv(), stdout=out, stderr=err, env=env, start_new_session=True
-                )
+                experiment.process = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
             except OSError as e:  # a command that is not on PATH, not executable, ...
                 err.write(f"launcher: could not start {experiment.command.cmd!r}: {e}\n")
                 experiment.status, experiment.returncode = "failed", None
@@ -172,6 +189,11 @@ class LocalPool:
             f"[launcher] started {experiment.command.name} (pid {experiment.process.pid}, {where}), "
             f"logs {experiment.logs()}"
         )
+
+    def _visible_gpus(self, gpu: int) -> str:
+        """The experiment's GPUs: the one it was given and, for its other ranks, the next ones (round-robin)."""
+        count = min(self.options.ranks_per_experiment, self.options.num_gpus)
+        return ",".join(str((gpu + i) % self.options.num_gpus) for i in range(count))
 
     def _reap(self) -> None:
         for e in self.running():
@@ -278,6 +300,9 @@ def run(run_description: RunDescription, args: argparse.Namespace) -> int:
     """Run every experiment; 0 when all succeeded, 1 when any failed, 130 when interrupted (Ctrl+C or SIGTERM)."""
     options = _check_options(args)
     experiments = make_experiments(run_description, args.train_dir)
+    if options.ranks_per_experiment > 1:  # refuse a command torchrun cannot run before anything starts
+        for experiment in experiments:
+            torchrun_argv(experiment.command.argv(), options.ranks_per_experiment)
     print(
         f"[launcher] run {run_description.run_name}: {len(experiments)} experiment(s), "
         f"at most {options.max_parallel} at a time, in {run_description.run_dir(args.train_dir)}"

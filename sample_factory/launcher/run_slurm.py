@@ -71,6 +71,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Most resubmissions after time-outs per experiment (a guard against a run that never progresses).",
     )
     group.add_argument(
+        "--slurm_nodes_per_job",
+        type=int,
+        default=1,
+        help="Nodes of each job. With more than one task per job in all (nodes x --slurm_tasks_per_node), each "
+        "experiment is one distributed run: srun starts one rank per task (docs/distributed.md); --slurm_gpus_per_job "
+        "and --slurm_cpus_per_gpu then count per node and per task.",
+    )
+    group.add_argument(
+        "--slurm_tasks_per_node",
+        type=int,
+        default=1,
+        help="Tasks (ranks of the experiment's distributed run) per node; one per GPU is the usual choice.",
+    )
+    group.add_argument(
         "--slurm_print_only",
         type=str2bool,
         default=False,
@@ -104,12 +118,17 @@ def _options(args: argparse.Namespace) -> SlurmOptions:
         raise LauncherError(f"--slurm_cpus_per_gpu={args.slurm_cpus_per_gpu} must be at least 1")
     if args.slurm_max_resubmits < 0:
         raise LauncherError(f"--slurm_max_resubmits={args.slurm_max_resubmits} must not be negative")
+    for flag in ("slurm_nodes_per_job", "slurm_tasks_per_node"):
+        if getattr(args, flag) < 1:
+            raise LauncherError(f"--{flag}={getattr(args, flag)} must be at least 1")
     return SlurmOptions(
         partition=args.slurm_partition,
         gpus_per_job=args.slurm_gpus_per_job,
         cpus_per_gpu=args.slurm_cpus_per_gpu,
         timeout_s=parse_timeout(args.slurm_timeout),
         max_resubmits=args.slurm_max_resubmits,
+        nodes=args.slurm_nodes_per_job,
+        tasks_per_node=args.slurm_tasks_per_node,
     )
 
 

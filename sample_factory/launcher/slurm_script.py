@@ -15,6 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from sample_factory.launcher.distributed_commands import srun_rank_setup
 from sample_factory.launcher.launcher_utils import LauncherError
 from sample_factory.launcher.run_description import ExperimentCommand
 
@@ -75,10 +76,16 @@ class SlurmOptions:
     cpus_per_gpu: int
     timeout_s: float
     max_resubmits: int
+    nodes: int = 1
+    tasks_per_node: int = 1  # more than one task in all: each task is a rank of one distributed experiment
 
     def cpus_per_job(self) -> int:
-        """CPU-only jobs (no GPU) get the CPUs of one GPU's share."""
+        """CPUs of each task: CPU-only jobs (no GPU) get the CPUs of one GPU's share."""
         return self.cpus_per_gpu * max(1, self.gpus_per_job)
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.tasks_per_node
 
 
 def job_name(run_name: str, experiment_name: str) -> str:
@@ -101,6 +108,8 @@ def sbatch_options(name: str, files: SlurmJobFiles, options: SlurmOptions, chdir
     if options.timeout_s > 0:
         minutes = math.ceil((options.timeout_s + KILL_AFTER_S + SLURM_TIME_MARGIN_S) / 60)
         flags.append(f"--time={minutes}")
+    if options.ranks > 1:
+        flags += [f"--nodes={options.nodes}", f"--ntasks-per-node={options.tasks_per_node}"]
     return flags
 
 
@@ -120,17 +129,19 @@ def _env_exports(command: ExperimentCommand) -> str:
 
 
 def _run_block(command: ExperimentCommand, options: SlurmOptions) -> str:
-    """The command line, wrapped in timeout when there is a time limit."""
+    """The command line, wrapped in timeout when there is a time limit, and in srun (one rank per task) when the
+    job has several tasks: a distributed experiment."""
     argv = command.argv()
     cmd = shlex.join(argv)
-    if options.timeout_s <= 0:
-        return f"{cmd}\nSF_EXIT=$?\n"
-    resume = shlex.join(_resume_args(argv))
-    timeout = f"timeout --signal=TERM --kill-after={KILL_AFTER_S} {options.timeout_s:g}"
+    setup, prefix = srun_rank_setup() if options.ranks > 1 else ("", "")
+    if options.timeout_s > 0:
+        prefix = f"timeout --signal=TERM --kill-after={KILL_AFTER_S} {options.timeout_s:g} {prefix}"
+    resume = shlex.join(_resume_args(argv)) if options.timeout_s > 0 else ""
     if not resume:
-        return f"{timeout} {cmd}\nSF_EXIT=$?\n"
+        return f"{setup}{prefix}{cmd}\nSF_EXIT=$?\n"
     return (
-        f'if [ "$SF_ATTEMPT" -gt 1 ]; then\n    {timeout} {cmd} {resume}\nelse\n    {timeout} {cmd}\nfi\nSF_EXIT=$?\n'
+        f'{setup}if [ "$SF_ATTEMPT" -gt 1 ]; then\n    {prefix}{cmd} {resume}\nelse\n    {prefix}{cmd}\nfi\n'
+        "SF_EXIT=$?\n"
     )
 
 

@@ -202,3 +202,56 @@ class RunningMeanStdDictInPlace(nn.Module):
         for key, normalizer in self.running_mean_std.items():
             obs_dict[key] = normalizer(obs_dict[key])
         return obs_dict
+
+
+# ---- merging statistics kept apart (the ranks of a distributed run) ------------------------------------------------
+# A normaliser's statistics as (count, mean, m2): the number of samples, their mean and the sum of their squared
+# deviations from it. What was added to them since an earlier state is (n, s1, s2) about that state's mean c: the
+# number of new samples, the sum of (x - c) and the sum of (x - c)^2 over them. Sums of that form over several
+# ranks simply add up, which is what lets one all-reduce merge every rank's new data exactly (in float64).
+Moments = tuple[Tensor, Tensor, Tensor]
+
+
+def moments_of(normalizer: RunningMeanStdInPlace) -> Moments:
+    """A copy of ``(count, mean, m2)``; ``m2 = var * (count - 1)`` undoes the sample variance's Bessel correction."""
+    count = normalizer.count.clone()
+    m2 = normalizer.running_var * (count - 1.0).clamp(min=0.0)
+    return count, normalizer.running_mean.clone(), m2
+
+
+def set_moments(normalizer: RunningMeanStdInPlace, moments: Moments) -> None:
+    """Write ``(count, mean, m2)`` back as the normaliser's statistics (the variance of no sample stays as it was)."""
+    count, mean, m2 = moments
+    with torch.no_grad():
+        var = torch.where(count > 0, m2.clamp(min=0.0) / (count - 1.0).clamp(min=1.0), normalizer.running_var)
+        normalizer.running_mean.copy_(mean)
+        normalizer.running_var.copy_(var)
+        normalizer.count.copy_(count)
+
+
+def moments_added(current: Moments, earlier: Moments) -> Moments:
+    """``(n, s1, s2)`` about ``earlier``'s mean of the samples that ``current`` holds beyond ``earlier``.
+
+    Over all of ``current``'s samples, the sum of ``(x - c)`` is ``count * (mean - c)`` and the sum of ``(x - c)^2``
+    is ``m2 + count * (mean - c)^2``; ``earlier``'s samples contribute 0 and its ``m2`` to them.
+    """
+    count, mean, m2 = current
+    earlier_count, earlier_mean, earlier_m2 = earlier
+    shift = mean - earlier_mean
+    return count - earlier_count, count * shift, m2 + count * shift.square() - earlier_m2
+
+
+def recentre(added: Moments, old_centre: Tensor, new_centre: Tensor) -> Moments:
+    """The same ``(n, s1, s2)`` about ``new_centre`` instead of ``old_centre``."""
+    n, s1, s2 = added
+    d = old_centre - new_centre
+    return n, s1 + n * d, s2 + 2.0 * d * s1 + n * d.square()
+
+
+def merge_moments(base: Moments, added: Moments) -> Moments:
+    """``base`` with ``added`` (``(n, s1, s2)`` about ``base``'s mean) merged in: the statistics of all samples."""
+    count, mean, m2 = base
+    n, s1, s2 = added
+    total = count + n
+    safe_total = total.clamp(min=1.0)
+    return total, mean + s1 / safe_total, m2 + s2 - s1.square() / safe_total

@@ -132,13 +132,14 @@ def _configure_process() -> None:
     log.setLevel(_level_from_env())
 
 
-def init_file_logger(experiment_dir: str) -> None:
+def init_file_logger(experiment_dir: str, file_name: str = LOG_FILE_NAME) -> None:
     """Also write the log, uncoloured, to ``{experiment_dir}/sf_log.txt`` (appending, so resumed runs keep history).
 
     Calling it again for the same folder does nothing; calling it for another folder moves the file log there,
-    since a process works for one experiment at a time.
+    since a process works for one experiment at a time. ``file_name``: the ranks of a distributed run other than
+    rank 0 write ``sf_log_rank{N}.txt`` instead.
     """
-    path = os.path.abspath(os.path.join(experiment_dir, LOG_FILE_NAME))
+    path = os.path.abspath(os.path.join(experiment_dir, file_name))
     existing = _find_handler(_FILE_HANDLER_NAME)
     if isinstance(existing, logging.FileHandler) and existing.baseFilename == path:
         return

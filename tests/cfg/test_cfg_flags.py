@@ -2,8 +2,9 @@
 
 The table below is this test's own copy of the flag contract (columns: flag | type | default | nargs | choices |
 scope, where scope ``eval`` marks flags that only ``parse_sf_args(evaluation=True)`` declares). A flag whose
-declaration drifts from it fails here. One entry goes beyond Sample Factory 2.1.1's command line on purpose:
-``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default.
+declaration drifts from it fails here. Entries beyond Sample Factory 2.1.1's command line, on purpose:
+``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default;
+``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ FLAG_TABLE = """
 --max_restarts | int | 3 |  |  |
 --max_restarts_total | int | 10 |  |  |
 --env_error_behavior | str | 'recreate' |  | recreate,fail |
+--distributed_backend | str | 'auto' |  | auto,gloo,nccl |
+--distributed_timeout | int | 120 |  |  |
 --train_for_env_steps | int | 10000000000 |  |  |
 --train_for_seconds | int | 10000000000 |  |  |
 --save_every_sec | int | 120 |  |  |
@@ -222,7 +225,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 138
+    assert len(SPECS) == 140
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

@@ -121,3 +121,25 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except FileNotFoundError:
         return ""
+
+
+def test_two_task_job_trains_one_distributed_experiment(slurm, tmp_path: Path) -> None:
+    """--slurm_tasks_per_node=2: srun starts two ranks of one experiment; they meet at the job's node and finish it."""
+    from test_launcher_distributed import DISTRIBUTED_CARTPOLE, assert_one_distributed_experiment
+
+    train_dir = tmp_path / "td"
+    before = shm_entries()
+    module = write_run_module(tmp_path, "ddp", f'Experiment("cartpole", {DISTRIBUTED_CARTPOLE!r})')
+    code, output = run_launcher(
+        [f"--run={module}", *CPU_JOBS, "--slurm_tasks_per_node=2", "--slurm_wait=True", f"--train_dir={train_dir}"],
+        env=launcher_env(SLURM_CONF=slurm.conf),
+        timeout=300,
+    )
+    assert code == 0, output + slurm.log_tail()
+    assert table_rows(output)["00_cartpole"][1:4] == ["done", "0", "1"], output
+    log = _read(train_dir / "ddp" / "slurm" / "00_cartpole.log")
+    assert "Joined a distributed run as rank 1 of 2" in log
+    assert_one_distributed_experiment(train_dir / "ddp" / "00_cartpole", log)
+    assert slurm.queued_jobs() == []
+    assert not processes_with(str(train_dir)), "experiment processes outlived their job"
+    assert shm_entries() - before == set()

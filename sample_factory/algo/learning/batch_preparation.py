@@ -78,6 +78,11 @@ def flatten_steps(x: Tensor, num_steps: int) -> Tensor:
     return flat
 
 
+def normalizers_lock() -> threading.RLock:
+    """The lock that every use of the running normalisers holds (a distributed run also merges them under it)."""
+    return _NORMALIZERS_LOCK
+
+
 @contextmanager
 def normalizers_mode(actor_critic: ActorCritic, training: bool) -> Iterator[None]:
     """Put the running normalisers in train (update statistics) or eval (only apply) mode for one block.

@@ -32,6 +32,7 @@ from sample_factory.algo.learning.batch_preparation import (
     shape_rewards,
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
+from sample_factory.algo.learning.gradient_averaging import averaged_over_ranks
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
 from sample_factory.algo.learning.losses import (
     exploration_terms,
@@ -59,6 +60,7 @@ from sample_factory.utils.utils import log
 if TYPE_CHECKING:
     from sample_factory.algo.utils.model_sharing import ParameterServer
     from sample_factory.envs.env_info import EnvInfo
+    from sample_factory.utils.rank_group import RankGroup
 
 
 @dataclass
@@ -111,6 +113,8 @@ class Learner:
         self.last_summary_time = 0.0
         self.timing = Timing("Learner")
         self.batch_timing = Timing("Learner batch preparation")
+        # a distributed run's learners of this policy (set before init): SGD steps average their gradients
+        self.ranks: RankGroup | None = None
 
     def _check_cfg(self) -> None:
         cfg, recurrence = self.cfg, self.recurrence
@@ -134,9 +138,15 @@ class Learner:
         params = list(self.actor_critic.parameters())
         self.optimizer = make_optimizer(self.cfg, params)
         flat, watch_gradients = fast_paths.flat_adam(self.optimizer)
-        self._sgd_step = SgdStep(self.optimizer, params, flat=flat, watch_gradients=watch_gradients)
         self._ppo_loss = ppo_loss if fast_paths.fused_loss() else ppo_loss_autograd
-        self.lr_schedule = make_lr_schedule(self.cfg)
+        if self.ranks is None:
+            self._sgd_step = SgdStep(self.optimizer, params, flat=flat, watch_gradients=watch_gradients)
+            self.lr_schedule = make_lr_schedule(self.cfg)
+        else:
+            schedule = make_lr_schedule(self.cfg, self.ranks.world_size)
+            self._sgd_step, self.lr_schedule = averaged_over_ranks(
+                self.ranks, self.optimizer, params, flat, schedule, self.timing
+            )
         if self.param_server is not None:
             self.param_server.init(self.actor_critic, self.policy_version, self.device)
         self._record_version()

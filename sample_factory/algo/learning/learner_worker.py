@@ -60,6 +60,7 @@ from sample_factory.utils.torch_utils import (
 from sample_factory.utils.typing import Config, PolicyID
 
 HEARTBEAT_PERIOD = 1.0
+STOP_JOIN_TIMEOUT_S = 60.0
 
 
 def warn_if_best_checkpoint_requested(cfg: Config) -> None:
@@ -117,10 +118,7 @@ class LearnerWorker(Component):
             # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
             reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
-            # with PBT each policy's hyper-parameters change on their own: in serial mode learners share one cfg
-            learner_cfg = copy.copy(self.cfg) if self.cfg.with_pbt else self.cfg
-            self.learner = Learner(learner_cfg, self.env_info, policy_id=self.policy_id)
-            self.learner.init()
+            self.learner = self._make_learner()
             self._restore()
             if self.cfg.with_pbt:
                 self._load_pbt_hyperparameters()
@@ -135,6 +133,13 @@ class LearnerWorker(Component):
         self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
         self.send(RUNNER, "on_component_ready", self.name)
         self.send(RUNNER, "on_env_steps", self.policy_id, self.env_steps)
+
+    def _make_learner(self) -> Learner:
+        # with PBT each policy's hyper-parameters change on their own: in serial mode learners share one cfg
+        learner_cfg = copy.copy(self.cfg) if self.cfg.with_pbt else self.cfg
+        learner = Learner(learner_cfg, self.env_info, policy_id=self.policy_id)
+        learner.init()
+        return learner
 
     def _restore(self) -> None:
         state = load_latest_checkpoint(self.cfg, self.policy_id, self.learner.device)
@@ -152,6 +157,10 @@ class LearnerWorker(Component):
             self.learner.train_step,
             self.env_steps,
         )
+        self._resumed_from(state)
+
+    def _resumed_from(self, state: dict) -> None:
+        """Called once a checkpoint was loaded at start-up (a subclass may look at what else it holds)."""
 
     def _check_batch_device(self) -> None:
         """The batch buffers were placed for the learner's device; elsewhere every batch would be copied again."""
@@ -166,7 +175,7 @@ class LearnerWorker(Component):
     # ---------------------------------------------------------------- batches
     def on_batch_ready(self, batch_idx: int, env_steps: int) -> None:
         """Batch buffer ``batch_idx`` is filled; ``env_steps``: frames the batcher received in this run so far."""
-        self.env_steps = self.resumed_env_steps + env_steps
+        self._count_env_steps(env_steps)
         if self.stopping:
             self.send(self.batcher_address, "on_training_done", batch_idx, True)
             return
@@ -180,6 +189,9 @@ class LearnerWorker(Component):
             self.train_queue.put((batch_idx, prepared, self.weights_generation))
         else:
             self.on_training_done(batch_idx, self._train(prepared, self.weights_generation))
+
+    def _count_env_steps(self, env_steps: int) -> None:
+        self.env_steps = self.resumed_env_steps + env_steps
 
     def _train(self, prepared, generation: int) -> dict | None:
         with self.train_lock:
@@ -342,9 +354,7 @@ class LearnerWorker(Component):
 
     def on_stop_requested(self, save: bool = True) -> None:
         self.stopping = True
-        if self.thread is not None:
-            self.train_queue.put(None)
-            self.thread.join(timeout=60)
+        self._stop_training()
         if save and not self.consistent:
             log.error("%s: not saving a final checkpoint, its model was left half-updated by the error above; the "
                       "latest checkpoint on disk is its last consistent state", self.name)  # fmt: skip
@@ -356,6 +366,12 @@ class LearnerWorker(Component):
         tree = _join_trees(self.timing.tree_str(), self._learner_tree())
         self.send(RUNNER, "on_component_stopped", self.name, tree)
         self.loop.component_stopped(self.name)
+
+    def _stop_training(self) -> None:
+        """Let the training thread finish its queue and end (the final checkpoint must not race a training step)."""
+        if self.thread is not None:
+            self.train_queue.put(None)
+            self.thread.join(timeout=STOP_JOIN_TIMEOUT_S)
 
     def _learner_tree(self) -> str:
         """The learner keeps one Timing per thread: batch preparation (main) and training (background)."""

@@ -7,20 +7,27 @@ from functools import partial
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.learning.rank_learner_worker import RankLearnerWorker
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.loop_specs import sampling_loop_specs
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
+from sample_factory.utils.distributed import this_rank
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.typing import Config
 
 
 def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Component]:
-    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device."""
+    """A policy's batcher and learner worker, sharing batch buffers allocated here once, on the learner's device.
+
+    In a distributed run (the environment names this process's rank) the learner averages its gradients with the
+    other ranks' (``RankLearnerWorker``)."""
     batches = TrainingBatches(s.cfg, s.env_info, batch_placement(policy_device(s.cfg, policy_id)))
     batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
     weights = s.weights[policy_id]
-    learner = LearnerWorker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
+    rank = this_rank()
+    worker = LearnerWorker if rank is None else partial(RankLearnerWorker, rank=rank)
+    learner = worker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
     return [batcher, learner]
 
 

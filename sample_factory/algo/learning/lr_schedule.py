@@ -16,7 +16,9 @@ that minibatch's KL; ``kl_adaptive_epoch`` once per epoch with the mean KL of th
 ``--learning_rate`` to 0 over ``train_for_env_steps // batch_size * num_epochs`` minibatch updates (SGD steps), so
 update ``k`` (counted from 0) runs at ``learning_rate * (1 - k / total)`` and every update from ``total`` on at 0.
 The horizon counts env steps, not samples: with ``--env_frameskip`` N (Atari: 4) a run ends after about ``total / N``
-updates, i.e. at ``(1 - 1/N)`` of the starting rate: the formula is Sample Factory 2's, kept as it is.
+updates, i.e. at ``(1 - 1/N)`` of the starting rate: the formula is Sample Factory 2's, kept as it is. In a distributed
+run of W ranks every SGD step consumes a minibatch on each rank and ``--train_for_env_steps`` counts all ranks' steps,
+so the horizon is ``train_for_env_steps // (batch_size * W) * num_epochs`` steps, the same on every rank.
 """
 
 from __future__ import annotations
@@ -94,9 +96,10 @@ class KlAdaptiveLrSchedule(ConstantLrSchedule):
             self._apply(float(mean_kl))
 
 
-def linear_decay_updates(cfg: Config) -> int:
-    """Minibatch updates over which ``linear_decay`` reaches 0: ``train_for_env_steps // batch_size * num_epochs``."""
-    return int(cfg.train_for_env_steps) // int(cfg.batch_size) * int(cfg.num_epochs)
+def linear_decay_updates(cfg: Config, world_size: int = 1) -> int:
+    """Minibatch updates over which ``linear_decay`` reaches 0: ``train_for_env_steps // batch_size * num_epochs``
+    (``batch_size * world_size`` samples per update across the ranks of a distributed run)."""
+    return int(cfg.train_for_env_steps) // (int(cfg.batch_size) * world_size) * int(cfg.num_epochs)
 
 
 class LinearDecayLrSchedule(ConstantLrSchedule):
@@ -107,10 +110,10 @@ class LinearDecayLrSchedule(ConstantLrSchedule):
     A new ``--learning_rate`` from PBT rescales the line (same progress, new starting rate).
     """
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, world_size: int = 1) -> None:
         super().__init__(cfg.learning_rate)
         self.initial_lr = float(cfg.learning_rate)
-        self.total_updates = linear_decay_updates(cfg)
+        self.total_updates = linear_decay_updates(cfg, world_size)
         self.num_updates = 0
         self._update_lr()
 
@@ -142,12 +145,13 @@ LrSchedule = ConstantLrSchedule | KlAdaptiveLrSchedule | LinearDecayLrSchedule
 LR_SCHEDULES = ("constant", "kl_adaptive_minibatch", "kl_adaptive_epoch", "linear_decay")
 
 
-def make_lr_schedule(cfg: Config) -> LrSchedule:
-    """The schedule named by ``--lr_schedule``, starting at ``--learning_rate``."""
+def make_lr_schedule(cfg: Config, world_size: int = 1) -> LrSchedule:
+    """The schedule named by ``--lr_schedule``, starting at ``--learning_rate`` (``world_size``: ranks that share
+    each SGD step)."""
     if cfg.lr_schedule == "constant":
         return ConstantLrSchedule(cfg.learning_rate)
     if cfg.lr_schedule in ("kl_adaptive_minibatch", "kl_adaptive_epoch"):
         return KlAdaptiveLrSchedule(cfg, per_epoch=cfg.lr_schedule == "kl_adaptive_epoch")
     if cfg.lr_schedule == "linear_decay":
-        return LinearDecayLrSchedule(cfg)
+        return LinearDecayLrSchedule(cfg, world_size)
     raise ValueError(f"--lr_schedule={cfg.lr_schedule!r} is not supported: use one of {', '.join(LR_SCHEDULES)}")

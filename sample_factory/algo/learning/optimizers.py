@@ -405,6 +405,11 @@ class SgdStep:
             for param in self.params:
                 param.grad = None
         loss.backward()
+        return self._clip_and_update(max_norm)
+
+    def _clip_and_update(self, max_norm: float) -> Tensor:
+        """Clip the gradients the backward pass left (flat or per tensor) and update; the norm before clipping."""
+        flat = self.flat
         grad_norm = None if flat is None else flat.clip_and_step(max_norm)
         if grad_norm is None:
             if self.uniform:

@@ -109,6 +109,7 @@ def child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from sample_factory.algo.utils.context import set_global_context
+    from sample_factory.utils.distributed import log_file_name, this_rank
     from sample_factory.utils.logging_setup import init_file_logger
     from sample_factory.utils.utils import experiment_dir
 
@@ -116,7 +117,7 @@ def child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, 
     cfg = shared.cfg
     set_process_title(process_title(spec, cfg))
     if cfg.log_to_file:
-        init_file_logger(experiment_dir(cfg))
+        init_file_logger(experiment_dir(cfg), log_file_name(this_rank()))
     set_process_options(cfg, spec, spec.worker_idx)
     loop = EventLoop(spec.name, router.inbox_of(spec.name), router)
     for component in spec.build(router, shared):

@@ -32,6 +32,7 @@ from sample_factory.algo.runners.child_processes import ChildProcesses
 from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.run_control import RunControl
 from sample_factory.algo.utils.restart_info import RestartInfo
+from sample_factory.utils.distributed import this_rank
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config
 
@@ -128,6 +129,11 @@ class Respawner:
             return f"it was restarted {self.restarts[name]} times already (--max_restarts={cfg.max_restarts})"
         if self.total >= cfg.max_restarts_total:
             return f"{self.total} restarts in this run already (--max_restarts_total={cfg.max_restarts_total})"
+        if self.specs[name].kind == "learner" and this_rank() is not None:
+            return (
+                "a learner of a distributed run cannot rejoin the other ranks' process group (torchrun "
+                "--max-restarts restarts the whole job from the last checkpoint)"
+            )
         back_at = self.learner_back_at.get(name)
         if back_at is not None and time.monotonic() - back_at < LEARNER_REPEAT_WINDOW_S:
             return f"it died again {time.monotonic() - back_at:.0f} s after its last restart"

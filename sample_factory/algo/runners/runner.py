@@ -22,12 +22,15 @@ from sample_factory.algo.runners.hooks import EpisodicStatsHandler, UserHooks
 from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.cfg.experiment_files import already_finished, save_config
 from sample_factory.envs.env_info import EnvInfo
+from sample_factory.messaging.event_loop import Router
+from sample_factory.utils.distributed import log_file_name
 from sample_factory.utils.logging_setup import init_file_logger, log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, PolicyID, StatusCode
 from sample_factory.utils.utils import experiment_dir
 
 if TYPE_CHECKING:
+    from sample_factory.algo.runners.rank_setup import RankContext
     from sample_factory.algo.runners.runner_component import RunnerComponent
 
 
@@ -91,6 +94,7 @@ class Runner:
         self.timeline = RunTimeline()  # start-up and shut-down milestones, logged by the runner's component
         self.component: RunnerComponent | None = None  # exists from init() on
         self.nothing_to_do = False
+        self.ranks: RankContext | None = None  # a distributed run: this rank and the store (set by make_runner)
 
     def register_observer(self, observer: AlgoObserver) -> None:
         """Call ``observer``'s hooks at the moments :class:`AlgoObserver` describes."""
@@ -124,17 +128,28 @@ class Runner:
     def prepare_run(self) -> bool:
         """The start of every ``init()``: log file, config.json, ``on_init``. False when there is nothing to do
         (the experiment already reached ``--train_for_env_steps``); ``run()`` then returns SUCCESS at once."""
-        cfg = self.cfg
+        cfg, ranks = self.cfg, self.ranks
         self.timeline.mark("imports")
         if cfg.log_to_file:
-            init_file_logger(experiment_dir(cfg))
-        if already_finished(cfg):
+            init_file_logger(experiment_dir(cfg), log_file_name(None if ranks is None else ranks.info))
+        if already_finished(cfg) if ranks is None else ranks.finished:  # rank 0 decided for every rank
             self.nothing_to_do = True
             return False
-        save_config(cfg)
+        if ranks is None or ranks.info.is_main:
+            save_config(cfg)
         log.info("Experiment folder: %s", experiment_dir(cfg))
         self.hooks.notify("on_init")
         return True
+
+    def make_component(self, env_info: EnvInfo, router: Router) -> RunnerComponent:
+        """The runner's component on the main loop; a distributed run's also talks to the other ranks."""
+        from sample_factory.algo.runners.runner_component import RunnerComponent
+
+        if self.ranks is None:
+            return RunnerComponent(self.cfg, env_info, router, self.hooks, self.timeline)
+        from sample_factory.algo.runners.rank_runner_component import RankRunnerComponent
+
+        return RankRunnerComponent(self.cfg, env_info, router, self.hooks, self.ranks, self.timeline)
 
     # ---------------------------------------------------------------- state observers may read
     @property

@@ -90,6 +90,10 @@ class RunnerComponent(Component):
         loop.add_timer(max(1.0, self.cfg.heartbeat_interval), self._check_heartbeats)
         if self.cfg.save_best_every_sec > 0:  # lifecycle: learners pick the best checkpoint from these averages
             loop.add_timer(self.cfg.save_best_every_sec, self._send_best_metrics)
+        self._open_outputs()
+
+    def _open_outputs(self) -> None:
+        """The TensorBoard writers and the --with_wandb mirror of the summaries."""
         self.wandb = init_wandb(self.cfg)  # lifecycle: raises MissingDependencyError before any process starts
         self.writers = SummaryWriters(
             summaries_dir(experiment_dir(self.cfg)), self.cfg.num_policies, self.cfg.flush_summaries_interval

@@ -20,7 +20,6 @@ from sample_factory.algo.runners.child_processes import ChildProcesses, start_co
 from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.process_watch import ProcessWatch
 from sample_factory.algo.runners.runner import Runner
-from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.wiring import RUNNER
@@ -63,7 +62,7 @@ class ParallelRunner(Runner):
         self.processes = processes = ChildProcesses(specs, shared, spares, context)
         router = processes.router()
         loop = EventLoop(RUNNER_LOOP, processes.inboxes[RUNNER_LOOP], router)
-        self.component = RunnerComponent(cfg, env_info, router, self.hooks, self.timeline)
+        self.component = self.make_component(env_info, router)
         self.component.attach(loop, specs)
         self.component.supervision = ProcessWatch(cfg, specs, processes, self.component, self.restarts)
         self._watch_own_loop(loop)

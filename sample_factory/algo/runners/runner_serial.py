@@ -10,7 +10,6 @@ from __future__ import annotations
 import torch
 
 from sample_factory.algo.runners.runner import Runner
-from sample_factory.algo.runners.runner_component import RunnerComponent
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
 from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.wiring import RUNNER
@@ -40,7 +39,7 @@ class SerialRunner(Runner):
         names = [n for spec in specs for n in spec.component_names]
         router = Router({n: LOOP for n in names + [RUNNER]}, {LOOP: LocalInbox()})
         loop = EventLoop(LOOP, router.inboxes[LOOP], router, idle_timeout=0.001)
-        self.component = RunnerComponent(self.cfg, env_info, router, self.hooks, self.timeline)
+        self.component = self.make_component(env_info, router)
         self.component.attach(loop, specs)
         for spec in specs:
             for component in spec.build(router, shared):

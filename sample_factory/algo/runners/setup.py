@@ -26,6 +26,7 @@ from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_info import obtain_env_info as env_info_from_new_env
 from sample_factory.messaging.multiprocessing_utils import get_mp_ctx, get_mp_lock
 from sample_factory.model.actor_critic import create_actor_critic
+from sample_factory.utils.distributed import this_rank
 from sample_factory.utils.flags import flag_value
 from sample_factory.utils.gpu_utils import weights_buffer_device
 from sample_factory.utils.logging_setup import log
@@ -56,7 +57,9 @@ def obtain_env_info(cfg: Config) -> EnvInfo:
             log.info("Env info of %s read from %s (--use_env_info_cache): no env created", cfg.env, path)
             return cached
     env_info = env_info_from_new_env(cfg)
-    _write_env_info_cache(path, key, env_info)
+    rank = this_rank()
+    if rank is None or rank.is_main:  # a distributed run's files are rank 0's
+        _write_env_info_cache(path, key, env_info)
     return env_info
 
 

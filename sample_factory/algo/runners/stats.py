@@ -101,9 +101,13 @@ def episode_summaries(stats: PolicyStats) -> dict[str, float]:
 
 
 def train_summaries(train: dict[str, float]) -> dict[str, float]:
+    """``train/<stat>``; memory and GPU figures under ``stats/``; a stat named as a whole tag (``perf/rank1_fps``)
+    keeps its name."""
     out = {}
     for key, value in train.items():
-        if key.startswith(("memory_", "gpu_")):
+        if "/" in key:
+            out[key] = value
+        elif key.startswith(("memory_", "gpu_")):
             out[f"stats/{key}"] = value
         else:
             out[f"train/{key}"] = value
