@@ -19,6 +19,7 @@ from gymnasium import spaces
 from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.cfg.value_ranges import value_range_problems
 from sample_factory.envs.action_conversion import rows_are_env_actions
+from sample_factory.envs.spaces.layout import autoregressive_sub_spaces
 from sample_factory.utils.flags import flag_value
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
@@ -329,6 +330,7 @@ def env_problems(cfg: Config, env_info: Any) -> list[str]:
         _vtrace_problems(cfg)
         + _supported_action_space_problems(env_info)
         + _action_space_problems(cfg, env_info)
+        + _action_head_problems(cfg, env_info)
         + _obs_key_problems(cfg, env_info)
         + _obs_space_problems(env_info)
         + _gpu_actions_problems(cfg, env_info)
@@ -393,6 +395,23 @@ def _action_space_problems(cfg: Config, env_info: Any) -> list[str]:
         return [
             "--exploration_loss=symmetric_kl works only with discrete actions but the env has continuous (Box) "
             "actions: use --exploration_loss=entropy"
+        ]
+    return []
+
+
+def _action_head_problems(cfg: Config, env_info: Any) -> list[str]:
+    """The autoregressive head needs sub-actions to chain, and builds the distribution of each one itself."""
+    if cfg.action_head != "autoregressive":
+        return []
+    try:
+        autoregressive_sub_spaces(env_info.action_space)
+    except ValueError as exc:
+        return [str(exc)]
+    if cfg.action_distribution != "default":
+        return [
+            f"--action_head=autoregressive builds its own distribution over the sub-actions, so "
+            f"--action_distribution={cfg.action_distribution} cannot apply: register the distribution for the "
+            f"sub-actions' space type instead, or use --action_head=factorized"
         ]
     return []
 

@@ -115,6 +115,8 @@ FLAG_TABLE = """
 --adaptive_stddev | str2bool | True |  |  |
 --continuous_tanh_scale | float | 0.0 |  |  |
 --initial_stddev | float | 1.0 |  |  |
+--action_head | str | 'factorized' |  | factorized,autoregressive |
+--action_distribution | str | 'default' |  |  |
 --use_env_info_cache | str2bool | False |  |  |
 --env_gpu_actions | str2bool | False |  |  |
 --env_gpu_observations | str2bool | True |  |  |
@@ -222,7 +224,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 138
+    assert len(SPECS) == 140
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 
