@@ -58,6 +58,7 @@ def validate_cfg(cfg: Config) -> None:
     if not problems:  # divisibility checks would divide by zero on the values rejected above
         problems += _divisibility_problems(cfg)
     problems += _sampling_problems(cfg)
+    problems += _evaluation_metric_problems(cfg)
     problems += _experiment_dir_problems(cfg)
     problems += unavailable_feature_problems(cfg)
     if problems:
@@ -275,6 +276,22 @@ def _sampling_problems(cfg: Config) -> list[str]:
             "per-agent actions, never a GPU tensor): add --batched_sampling=True or drop --env_gpu_actions"
         ]
     return []
+
+
+# prefix of the metrics the evaluator reports (eval/avg_reward, eval/avg_episode_len, eval/avg_<extra stat>)
+EVAL_METRIC_PREFIX = "eval/"
+
+
+def _evaluation_metric_problems(cfg: Config) -> list[str]:
+    """A best checkpoint or a PBT ranking by an evaluation metric needs the evaluator to report it."""
+    if cfg.eval_every_env_steps > 0:
+        return []
+    return [
+        f"--{name}={flag_value(cfg, name)} is reported by the evaluator, which is off: pass --eval_every_env_steps "
+        f"(e.g. 100000) or choose a training metric (reward)"
+        for name in ("save_best_metric", "pbt_target_objective")
+        if str(flag_value(cfg, name)).startswith(EVAL_METRIC_PREFIX)
+    ]
 
 
 def _experiment_dir_problems(cfg: Config) -> list[str]:

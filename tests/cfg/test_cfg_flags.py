@@ -2,8 +2,11 @@
 
 The table below is this test's own copy of the flag contract (columns: flag | type | default | nargs | choices |
 scope, where scope ``eval`` marks flags that only ``parse_sf_args(evaluation=True)`` declares). A flag whose
-declaration drifts from it fails here. One entry goes beyond Sample Factory 2.1.1's command line on purpose:
-``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default.
+declaration drifts from it fails here. Some entries go beyond Sample Factory 2.1.1's command line on purpose:
+``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default;
+``--action_head``, ``--action_distribution`` and the evaluation-during-training flags (``--eval_every_env_steps`` ...)
+are new, and ``--eval_deterministic``, an enjoy/eval flag in 2.1.1, is declared for training too (the evaluator uses
+it).
 """
 
 from __future__ import annotations
@@ -142,6 +145,11 @@ FLAG_TABLE = """
 --pbt_target_objective | str | 'true_objective' |  |  |
 --pbt_perturb_min | float | 1.1 |  |  |
 --pbt_perturb_max | float | 1.5 |  |  |
+--eval_every_env_steps | int | 0 |  |  |
+--eval_env | str | None |  |  |
+--eval_episodes | int | 10 |  |  |
+--eval_num_envs | int | 4 |  |  |
+--eval_deterministic | str2bool | False |  |  |
 --fps | int | 0 |  |  | eval
 --eval_env_frameskip | int | None |  |  | eval
 --no_render | flag | False |  |  | eval
@@ -153,7 +161,6 @@ FLAG_TABLE = """
 --push_to_hub | flag | False |  |  | eval
 --hf_repository | str | None |  |  | eval
 --policy_index | int | 0 |  |  | eval
---eval_deterministic | str2bool | False |  |  | eval
 --train_script | str | None |  |  | eval
 --enjoy_script | str | None |  |  | eval
 --train_in_background_thread | str2bool | True |  |  |
@@ -224,7 +231,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 140
+    assert len(SPECS) == 144
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

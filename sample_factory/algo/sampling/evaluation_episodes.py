@@ -127,6 +127,27 @@ class ActorTracker:
         return self.budget.started >= self.budget.num_episodes and not (self.episode >= 0).any()
 
 
+def episode_averages(records: list[EpisodeRecord]) -> dict[str, float]:
+    """``episodes``, ``avg_reward`` (with ``std_reward``, ``min_reward``, ``max_reward``), ``avg_episode_len``,
+    ``avg_true_objective`` and ``avg_<key>`` of every ``info["episode_extra_stats"]`` key, over ``records`` (an
+    extra stat counts only the episodes that reported it; one named like a built-in result is left out)."""
+    if not records:
+        return {"episodes": 0.0}
+    rewards = np.array([r.reward for r in records])
+    averages = {
+        "episodes": float(len(records)),
+        "avg_reward": float(rewards.mean()),
+        "std_reward": float(rewards.std()),
+        "min_reward": float(rewards.min()),
+        "max_reward": float(rewards.max()),
+        "avg_episode_len": float(np.mean([r.length for r in records])),
+        "avg_true_objective": float(np.mean([r.true_objective for r in records])),
+    }
+    for key in sorted({key for record in records for key in record.extra}):
+        averages.setdefault(f"avg_{key}", float(np.mean([r.extra[key] for r in records if key in r.extra])))
+    return averages
+
+
 # ---- envs ---------------------------------------------------------------------------------------------------------
 
 

@@ -138,6 +138,7 @@ def load_latest_checkpoint(cfg: Config, policy_id: int, device: str | torch.devi
 # ---- best policy ---------------------------------------------------------------------------------------------------
 
 _OBJECTIVE_METRICS = ("reward", "true_objective")
+EVAL_METRIC_PREFIX = "eval/"  # the evaluator's results (algo.runners.evaluation_reports)
 _warned_missing_metrics: set[str] = set()
 
 
@@ -146,8 +147,11 @@ def best_metric_value(policy_stats: Any, metric: str) -> float | None:
 
     ``reward`` (the default) means the episode objective: ``info["true_objective"]`` when the env reports one, the
     episode reward otherwise. Any other name is a key of ``info["episode_extra_stats"]``. ``policy_stats`` is the
-    runner's ``PolicyStats`` (deques ``true_objective`` and ``extra[key]``).
+    runner's ``PolicyStats`` (deques ``true_objective`` and ``extra[key]``). An evaluator metric (``eval/...``) has
+    no training average: the runner sends it to the learner when an evaluation ends, so this returns None.
     """
+    if metric.startswith(EVAL_METRIC_PREFIX):
+        return None
     if metric in _OBJECTIVE_METRICS:
         values = policy_stats.true_objective
     else:
