@@ -88,9 +88,9 @@ def add_evaluator_args(p: ArgParser) -> None:
     g.add_argument(
         "--eval_num_envs",
         type=int,
-        default=4,
-        help="Envs the evaluator steps side by side (one batched forward pass per step); more finish an evaluation "
-        "sooner and take more of the evaluator's CPU time.",
+        default=10,
+        help="Envs the evaluator steps side by side, one batched forward pass for all (never more than the episodes "
+        "need): a round of one wave of episodes costs the least CPU time, fewer envs save memory.",
     )
     g.add_argument(
         "--eval_deterministic",

@@ -148,7 +148,7 @@ FLAG_TABLE = """
 --eval_every_env_steps | int | 0 |  |  |
 --eval_env | str | None |  |  |
 --eval_episodes | int | 10 |  |  |
---eval_num_envs | int | 4 |  |  |
+--eval_num_envs | int | 10 |  |  |
 --eval_deterministic | str2bool | False |  |  |
 --fps | int | 0 |  |  | eval
 --eval_env_frameskip | int | None |  |  | eval

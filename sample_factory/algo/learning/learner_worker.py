@@ -260,9 +260,7 @@ class LearnerWorker(Component):
         log.debug("Saved %s", path)
 
     def on_best_metric(self, value: float) -> None:
-        """The runner's current average of ``--save_best_metric`` (sent every ``--save_best_every_sec``; an ``eval/``
-        metric when an evaluation ends: the weights saved are then this learner's at that moment, the evaluated ones
-        plus the training steps made while the evaluation ran).
+        """The runner's current average of ``--save_best_metric`` (sent every ``--save_best_every_sec``).
 
         A best checkpoint is written when the value beats every earlier one, once ``--save_best_after`` env steps
         are done: early averages over a handful of lucky episodes would otherwise set a bar nothing later beats.

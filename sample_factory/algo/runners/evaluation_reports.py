@@ -13,6 +13,7 @@ lost with a dead evaluator process is made again once its replacement is ready.
 from __future__ import annotations
 
 import csv
+import math
 import os
 
 from sample_factory.utils.logging_setup import log
@@ -22,7 +23,7 @@ from sample_factory.utils.utils import experiment_dir
 EVAL_CSV_FILE = "eval.csv"
 TAG_PREFIX = "eval/"
 # bookkeeping of a result, in eval.csv but not TensorBoard scalars
-BOOKKEEPING = ("episodes", "policy_version", "seconds", "env_steps_played")
+BOOKKEEPING = ("episodes", "policy_version", "seconds", "cpu_seconds", "env_steps_played")
 CSV_FIRST_COLUMNS = ["policy_id", "env_steps", "eval_env", "deterministic", *BOOKKEEPING]
 
 
@@ -99,7 +100,7 @@ class EvaluationResults:
             f"Evaluation of policy {policy_id} at {env_steps} env steps (version {int(results['policy_version'])}, "
             f"{self.cfg.eval_env or self.cfg.env}, {how}): avg reward {results['avg_reward']:.3f} +- "
             f"{results['std_reward']:.3f} over {episodes} episodes, avg episode len {results['avg_episode_len']:.1f}"
-            f"{extra} ({results['seconds']:.1f} s)"
+            f"{extra} ({results['seconds']:.1f} s, {results.get('cpu_seconds', math.nan):.1f} s of CPU)"
         )
 
     def _append_row(self, policy_id: PolicyID, env_steps: int, results: dict[str, float]) -> None:

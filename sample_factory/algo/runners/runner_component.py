@@ -171,8 +171,9 @@ class RunnerComponent(Component):
         self.supervision.on_restart_ack(token, name, payload)
 
     def on_evaluation_done(self, policy_id: int, env_steps: int, results: dict[str, float]) -> None:
-        """The evaluator's averages for ``policy_id``'s weights at ``env_steps``: summaries, eval.csv, a log line,
-        the best checkpoint by an ``eval/`` metric, the observers' ``on_evaluation``; then the next request."""
+        """The evaluator's averages for ``policy_id``'s weights at ``env_steps``: summaries, eval.csv, a log line and
+        the observers' ``on_evaluation``; then the next request. (A best checkpoint by an ``eval/`` metric is the
+        evaluator's to write: it holds the very weights it evaluated.)"""
         self.eval_schedule.finished()
         if self.writers is None:  # arrived after the run ended its summaries
             return
@@ -181,7 +182,6 @@ class RunnerComponent(Component):
         self.writers.scalars(policy_id, scalars, step)
         if self.wandb is not None:  # lifecycle
             self.wandb.log(policy_id, scalars, step)
-        self._send_best_evaluation(policy_id, scalars)
         self.call_user_code(self.hooks.notify, "on_evaluation", policy_id, env_steps, scalars)
         self._request_evaluation()
 
@@ -367,17 +367,6 @@ class RunnerComponent(Component):
             value = best_metric_value(stats, self.cfg.save_best_metric)
             if value is not None and learner_name(p) in self.component_names:
                 self.send(learner_name(p), "on_best_metric", value)
-
-    def _send_best_evaluation(self, policy_id: int, scalars: dict[str, float]) -> None:
-        """Lifecycle, ``--save_best_metric=eval/...``: the policy's learner gets the new evaluation score."""
-        metric = self.cfg.save_best_metric
-        if not metric.startswith("eval/") or learner_name(policy_id) not in self.component_names:
-            return
-        value = scalars.get(metric)
-        if value is None:
-            log.warning("--save_best_metric=%s is not among the evaluation results (%s)", metric, ", ".join(scalars))
-            return
-        self.send(learner_name(policy_id), "on_best_metric", value)
 
     def _mark_done(self) -> None:
         """The marker holds the env steps of the policy with the fewest: --train_for_env_steps is per policy, so

@@ -6,9 +6,10 @@ asks for one evaluation at a time (``on_evaluate(policy, env_steps)``) once a po
 multiple of N. The evaluator then copies that policy's latest published weights (``PolicyWeights.load_into``: no lock,
 the learner is never held up), plays ``--eval_episodes`` episodes on ``--eval_num_envs`` envs of ``--eval_env``
 (sampled actions, or the most likely ones with ``--eval_deterministic``), and reports the averages tagged with the
-env steps of the request (``on_evaluation_done``). It steps its envs one batched forward pass per loop iteration and
-returns to its event loop in between: heartbeats, stop requests and, in serial mode, every training component keep
-running, so an evaluation never blocks training.
+env steps of the request (``on_evaluation_done``). With ``--save_best_metric=eval/...`` it also writes the best
+checkpoint itself, from the very weights it evaluated (the learner's have moved on meanwhile). It steps its envs one
+batched forward pass per loop iteration and returns to its event loop in between: heartbeats, stop requests and, in
+serial mode, every training component keep running, so an evaluation never blocks training.
 
 Episodes are counted as they start (``evaluation_episodes``, the rule of ``sample_factory.eval``). With ``--seed``
 every round starts its envs from the same seeds (common random numbers: two rounds differ by their weights, not by
@@ -18,6 +19,7 @@ the luck of their draws). An exception of an eval env ends the round only: it is
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import traceback
@@ -29,6 +31,12 @@ from sample_factory.algo.sampling.evaluation_episodes import (
     EpisodeStepper,
     episode_averages,
     make_eval_envs,
+)
+from sample_factory.algo.utils.checkpoints import (
+    EVAL_METRIC_PREFIX,
+    CheckpointWriteError,
+    best_checkpoint_value,
+    save_best_checkpoint,
 )
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER, evaluator_name
@@ -51,10 +59,9 @@ def eval_env_name(cfg: Config) -> str:
 
 
 def num_evaluator_envs(cfg: Config, env_info: EnvInfo) -> int:
-    """``--eval_num_envs``; single-agent envs beyond the number of episodes would only idle."""
-    if env_info.is_multiagent:
-        return cfg.eval_num_envs
-    return max(1, min(cfg.eval_num_envs, cfg.eval_episodes))
+    """``--eval_num_envs``, but no more than the episodes need at once (envs beyond them would only idle)."""
+    needed = math.ceil(cfg.eval_episodes / max(1, env_info.num_agents))
+    return max(1, min(cfg.eval_num_envs, needed))
 
 
 @dataclass
@@ -66,6 +73,7 @@ class EvaluationRound:
     version: int
     tracker: ActorTracker
     started: float
+    cpu_started: float  # this process's CPU time: what the round cost the machine, whatever the scheduler did
     frames: int = 0
 
 
@@ -85,6 +93,7 @@ class Evaluator(Component):
         self.stepper: EpisodeStepper | None = None
         self.current: EvaluationRound | None = None
         self.pending: list[tuple[PolicyID, int]] = []
+        self.best: dict[PolicyID, float | None] = {}  # best --save_best_metric=eval/... so far, per policy
 
     # ---------------------------------------------------------------- life cycle
     def on_start(self) -> None:
@@ -167,7 +176,7 @@ class Evaluator(Component):
         except Exception:
             self._round_failed(policy_id, env_steps)
             return
-        self.current = EvaluationRound(policy_id, env_steps, version, tracker, time.monotonic())
+        self.current = EvaluationRound(policy_id, env_steps, version, tracker, time.monotonic(), time.process_time())
         self.loop.call_later(0.0, self._advance)
 
     def _advance(self) -> None:
@@ -192,11 +201,40 @@ class Evaluator(Component):
         results.update(
             policy_version=float(current.version),
             seconds=time.monotonic() - current.started,
+            cpu_seconds=time.process_time() - current.cpu_started,
             env_steps_played=float(current.frames),
         )
         self.current = None
+        self._save_if_best(current, results)
         self.send(RUNNER, "on_evaluation_done", current.policy_id, current.env_steps, results)
         self._next_pending()
+
+    def _save_if_best(self, current: EvaluationRound, results: dict[str, float]) -> None:
+        """``--save_best_metric=eval/<name>``: the evaluated weights become the policy's best checkpoint when they
+        beat every earlier evaluation (once ``--save_best_after`` env steps are done)."""
+        cfg, policy_id = self.cfg, current.policy_id
+        metric = cfg.save_best_metric
+        if not metric.startswith(EVAL_METRIC_PREFIX) or current.env_steps < cfg.save_best_after:
+            return
+        value = results.get(metric[len(EVAL_METRIC_PREFIX) :])
+        if value is None:
+            log.warning("--save_best_metric=%s is not among the evaluation results: %s", metric, sorted(results))
+            return
+        if policy_id not in self.best:  # a resumed run: the bar is the best saved before
+            self.best[policy_id] = best_checkpoint_value(cfg, policy_id, metric)
+        best = self.best[policy_id]
+        if best is not None and value <= best:
+            return
+        state = {"model": self.stepper.model.state_dict(), "policy_version": current.version,
+                 "env_steps": current.env_steps, "best_metric": value}  # fmt: skip
+        try:
+            with self.timing.add_time("save_best"):
+                path = save_best_checkpoint(cfg, policy_id, state, current.version, current.env_steps, metric, value)
+        except CheckpointWriteError as exc:
+            log.error("%s; training goes on", exc)
+            return
+        self.best[policy_id] = value
+        log.info("Policy %d: new best %s %.3f (the evaluated weights), saved %s", policy_id, metric, value, path)
 
     def _round_failed(self, policy_id: PolicyID, env_steps: int) -> None:
         """An eval env raised: report it, make the envs again, go on with the next request."""

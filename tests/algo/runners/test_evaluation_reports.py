@@ -59,7 +59,7 @@ def test_a_request_lost_with_the_evaluator_is_asked_again_when_it_is_back():
 
 RESULTS = dict(
     episodes=10.0, avg_reward=12.5, std_reward=1.0, min_reward=10.0, max_reward=15.0, avg_episode_len=12.5,
-    avg_true_objective=12.5, policy_version=42.0, seconds=0.7, env_steps_played=125.0,
+    avg_true_objective=12.5, policy_version=42.0, seconds=0.7, cpu_seconds=0.3, env_steps_played=125.0,
 )  # fmt: skip
 
 
@@ -83,7 +83,7 @@ def test_results_become_scalars_csv_rows_and_a_log_line(tmp_path, caplog):
     assert "eval/episodes" not in scalars and "eval/policy_version" not in scalars  # bookkeeping: csv only
     assert (
         "Evaluation of policy 0 at 1000 env steps (version 42, CartPole-v1, sampled actions): avg reward 12.500 +- "
-        "1.000 over 10 episodes, avg episode len 12.5 (0.7 s)" in caplog.text
+        "1.000 over 10 episodes, avg episode len 12.5 (0.7 s, 0.3 s of CPU)" in caplog.text
     )
     results.record(1, 1100, {**RESULTS, "avg_reward": 20.0})
     rows = _rows(tmp_path)

@@ -14,6 +14,7 @@ from sampling_helpers import cartpole_sampling_cfg
 
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.evaluator import Evaluator
+from sample_factory.algo.utils.checkpoints import best_checkpoint_value, list_best_checkpoints, load_checkpoint_file
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.wiring import RUNNER, evaluator_name
 from sample_factory.envs.env_utils import register_env
@@ -161,3 +162,24 @@ def test_a_stop_request_ends_a_round_under_way(tmp_path):
     assert harness.run_until("on_component_stopped")[1] == evaluator_name()
     assert harness.evaluator.current is None and harness.evaluator.envs == []
     assert not harness.loop.running
+
+
+def test_the_best_checkpoint_by_an_evaluation_metric_holds_the_evaluated_weights(tmp_path):
+    flags = ("--eval_episodes=3", "--eval_deterministic=True", "--save_best_metric=eval/avg_reward")
+    harness = EvaluatorLoop(tmp_path, *flags, "--save_best_after=0")
+    model = harness.evaluator.stepper.model
+    published = {key: value - 0.02 for key, value in model.state_dict().items()}
+    harness.weights[0].publish(published, version=9)
+    harness.router.send(evaluator_name(), "on_evaluate", 0, 500)
+    score = harness.run_until("on_evaluation_done")[3]["avg_reward"]
+    (path,) = list_best_checkpoints(harness.cfg, 0)
+    assert path.endswith(f"best_000000009_500_eval_avg_reward_{score:.3f}.pth")
+    state = load_checkpoint_file(path)
+    assert state["policy_version"] == 9 and state["env_steps"] == 500
+    for key, value in state["model"].items():
+        torch.testing.assert_close(value, published[key])
+    harness.router.send(evaluator_name(), "on_evaluate", 0, 600)  # the same score: not a new best
+    harness.run_until("on_evaluation_done")
+    assert list_best_checkpoints(harness.cfg, 0) == [path]
+    assert best_checkpoint_value(harness.cfg, 0, "eval/avg_reward") == pytest.approx(score, abs=1e-3)
+    assert best_checkpoint_value(harness.cfg, 0, "reward") is None
