@@ -1,14 +1,14 @@
-"""Example: evaluate during training on a harder variant of the training env.
+"""Example: evaluate during training on another variant of the training env.
 
     python -m sf_examples.train_with_evaluator --experiment=cartpole_long_pole_eval
 
 The policy trains on CartPole-v1 (``cartpole_train``) and the evaluator plays ``cartpole_long_pole``: the same task
-with a pole twice as long and twice as heavy (it falls more slowly, but the cart must push a heavier pole, so a
-policy tuned to the standard pole balances it differently). Both keep CartPole-v1's spaces and 500-step limit, so the
-evaluated policy can act in either. Every ``--eval_every_env_steps`` (25k here) the evaluator plays ``--eval_episodes``
-episodes with the latest weights; the results go to ``eval/avg_reward`` and ``eval/avg_episode_len`` in TensorBoard
-next to the training curves, to ``eval.csv`` in the experiment folder and to one log line each. Best checkpoints are
-chosen by the long-pole score (``--save_best_metric=eval/avg_reward``).
+with other physics, a pole twice as long and twice as heavy. Both keep CartPole-v1's spaces and 500-step limit, so
+the evaluated policy can act in either, and the evaluation says how well what was learnt on one pole carries over.
+Every ``--eval_every_env_steps`` (50k here) the evaluator plays ``--eval_episodes`` episodes with the latest weights;
+the results go to ``eval/avg_reward`` and ``eval/avg_episode_len`` in TensorBoard next to the training curves, to
+``eval.csv`` in the experiment folder and to one log line each. Best checkpoints are chosen by the long-pole score
+(``--save_best_metric=eval/avg_reward``).
 
 Any flag still works on the command line, e.g. ``--eval_env=cartpole_train`` to evaluate on the training variant.
 """
@@ -34,11 +34,11 @@ EVALUATOR_DEFAULTS: dict[str, Any] = {
     **GYM_DEFAULTS,
     "env": TRAIN_ENV,
     "eval_env": EVAL_ENV,
-    "eval_every_env_steps": 25_000,
+    "eval_every_env_steps": 50_000,
     "eval_episodes": 10,
     "eval_num_envs": 5,
     "save_best_metric": "eval/avg_reward",
-    "save_best_after": 25_000,
+    "save_best_after": 50_000,
     "num_workers": 2,
     "num_envs_per_worker": 8,
     "train_for_env_steps": 300_000,
