@@ -40,6 +40,7 @@ from sample_factory.algo.utils.checkpoints import (
 )
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER, evaluator_name
+from sample_factory.envs.contract_errors import ContractError
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.model.actor_critic import create_actor_critic
@@ -133,7 +134,7 @@ class Evaluator(Component):
         if mismatch:
             for env in envs:
                 env.close()
-            raise ValueError(
+            raise ContractError(
                 f"--eval_env={name} has {'; '.join(mismatch)}: the policy trained on --env={cfg.env} cannot act "
                 "there. Evaluate on a variant with the same spaces, or leave --eval_env out"
             )
@@ -254,6 +255,7 @@ class Evaluator(Component):
             self._begin(*self.pending.pop(0))
 
     def _report_error(self) -> None:
-        tb = traceback.format_exc() if sys.exc_info()[0] is not None else "unknown error"
+        exc = sys.exc_info()[1]
+        tb = str(exc) if isinstance(exc, ContractError) else traceback.format_exc()  # a contract error says it all
         log.error("%s failed:\n%s", self.name, tb)
         self.send(RUNNER, "on_component_error", self.name, tb)
