@@ -105,6 +105,7 @@ class Evaluator(Component):
             model = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
             model.eval()
             model.model_to_device(self.device)
+            self.send(RUNNER, "on_envs_starting", self.name)  # env creation that hangs ends the start-up in time
             self.envs = self._make_envs()
             self.stepper = EpisodeStepper(
                 self.envs, self.env_info, model, self.device, self.cfg, self.cfg.eval_deterministic
