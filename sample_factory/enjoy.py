@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor
 
 from sample_factory.algo.sampling.env_runner import make_action_converter
+from sample_factory.algo.sampling.evaluation_episodes import obs_to_tensors, policy_step, to_numpy
 from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     best_checkpoint_path,
@@ -38,7 +38,6 @@ from sample_factory.cfg.validation import unavailable_feature_problems, warn_abo
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
-from sample_factory.model.action_distributions import actions_in_buffer_layout, argmax_actions
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
@@ -222,35 +221,7 @@ def _as_multi_agent(env: Any, env_info: EnvInfo) -> Any:
     return env if env_info.is_multiagent else _SingleAgentAsMultiAgent(env)
 
 
-def _to_numpy(x: Any) -> np.ndarray:
-    if isinstance(x, Tensor):
-        return x.detach().cpu().numpy()
-    if isinstance(x, (list, tuple)):
-        return np.stack([_to_numpy(item) for item in x])
-    return np.asarray(x)
-
-
-def obs_to_tensors(obs: Any, device: torch.device) -> dict[str, Tensor]:
-    """Per-agent observations (list of arrays/dicts, a batched array or a dict of batched arrays) -> ``[A, ...]``."""
-    if isinstance(obs, (list, tuple)) and obs and isinstance(obs[0], dict):
-        obs = {key: [agent_obs[key] for agent_obs in obs] for key in obs[0]}
-    if not isinstance(obs, dict):
-        obs = {"obs": obs}
-    return {key: torch.as_tensor(_to_numpy(value)).to(device) for key, value in obs.items()}
-
-
 # ---- episodes --------------------------------------------------------------------------------------------------
-
-
-@torch.no_grad()
-def policy_step(
-    model: ActorCritic, obs: dict[str, Tensor], rnn_states: Tensor, deterministic: bool
-) -> tuple[Tensor, Tensor]:
-    """Actions ``[A, ...]`` and new RNN states for all agents in one forward pass."""
-    normalized = model.normalize_obs(obs)
-    out = model(normalized, rnn_states, action_mask=obs.get("action_mask"))
-    actions = argmax_actions(model.action_distribution()) if deterministic else out["actions"]
-    return actions_in_buffer_layout(actions, model.action_space), out["new_rnn_states"]
 
 
 class _EpisodeTracker:
@@ -315,8 +286,8 @@ def _repeat_action(
     for _ in range(repeat):
         obs, rewards, terminated, truncated, _ = env.step(actions)
         results.frames += 1
-        tracker.add(_to_numpy(rewards).astype(np.float64).reshape(-1))
-        dones = _to_numpy(terminated).astype(bool).reshape(-1) | _to_numpy(truncated).astype(bool).reshape(-1)
+        tracker.add(to_numpy(rewards).astype(np.float64).reshape(-1))
+        dones = to_numpy(terminated).astype(bool).reshape(-1) | to_numpy(truncated).astype(bool).reshape(-1)
         _record(video, env)
         throttle.wait()
         if dones.any():
@@ -406,7 +377,7 @@ class VideoRecorder:
             return
         import cv2  # optional dependency, needed only for videos
 
-        frame = np.ascontiguousarray(_to_numpy(frame).astype(np.uint8))
+        frame = np.ascontiguousarray(to_numpy(frame).astype(np.uint8))
         if self._writer is None and not self._open(cv2, frame):
             return
         self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))

@@ -24,17 +24,21 @@ import csv
 import os
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
 
-from sample_factory.algo.sampling.env_runner import make_action_converter
+from sample_factory.algo.sampling.evaluation_episodes import (
+    ActorTracker,
+    EpisodeBudget,
+    EpisodeRecord,
+    EpisodeStepper,
+    make_eval_envs,
+)
 from sample_factory.algo.utils.checkpoints import CheckpointError
 from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
-from sample_factory.enjoy import NoCheckpointError, load_policy, obs_to_tensors, policy_step
+from sample_factory.enjoy import NoCheckpointError, load_policy
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
@@ -45,7 +49,6 @@ from sample_factory.envs.env_utils import (
     register_with_func,
 )
 from sample_factory.model.actor_critic import ActorCritic
-from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
@@ -62,119 +65,6 @@ ENJOY_ONLY_FLAGS = ("save_video", "video_frames", "video_name", "fps", "no_rende
 DEFAULT_ENJOY_SCRIPT = "sf_examples.enjoy_gym_env"
 
 
-@dataclass
-class EpisodeRecord:
-    """One finished episode of one agent."""
-
-    env: int
-    agent: int
-    episode: int
-    reward: float
-    length: int
-    true_objective: float
-    extra: dict[str, float] = field(default_factory=dict)
-
-
-class EpisodeBudget:
-    """Hands out episode indices to episodes as they start, until ``num_episodes`` have started."""
-
-    def __init__(self, num_episodes: int) -> None:
-        self.num_episodes = num_episodes
-        self.started = 0
-
-    def start(self) -> int:
-        """The new episode's index, or -1 when the budget is spent (the episode is then not evaluated)."""
-        if self.started >= self.num_episodes:
-            return -1
-        self.started += 1
-        return self.started - 1
-
-
-class ActorTracker:
-    """Per-actor (env, agent) episode index, running reward and length; finished counted episodes are kept."""
-
-    def __init__(self, agents_per_env: list[int], budget: EpisodeBudget) -> None:
-        self.slots = [(env, agent) for env, count in enumerate(agents_per_env) for agent in range(count)]
-        self.budget = budget
-        self.episode = np.array([budget.start() for _ in self.slots], dtype=np.int64)  # -1: not evaluated
-        self.reward = np.zeros(len(self.slots))
-        self.length = np.zeros(len(self.slots), dtype=np.int64)
-        self.records: list[EpisodeRecord] = []
-
-    def add(self, actor: int, reward: float) -> None:
-        self.reward[actor] += reward
-        self.length[actor] += 1
-
-    def finish(self, actor: int, info: dict) -> None:
-        """Record the actor's episode if it counts, then start the actor's next one."""
-        if self.episode[actor] >= 0:
-            env, agent = self.slots[actor]
-            reward = float(self.reward[actor])
-            objective = float(info.get("true_objective", reward)) if isinstance(info, dict) else reward
-            extra = info.get("episode_extra_stats", {}) if isinstance(info, dict) else {}
-            record = EpisodeRecord(env, agent, int(self.episode[actor]), reward, int(self.length[actor]), objective)
-            record.extra = {k: float(v) for k, v in extra.items()}
-            self.records.append(record)
-        self.reward[actor], self.length[actor] = 0.0, 0
-        self.episode[actor] = self.budget.start()
-
-    def env_busy(self, first_actor: int, num_agents: int) -> bool:
-        """An env still needs stepping while one of its agents plays an evaluated episode."""
-        return bool((self.episode[first_actor : first_actor + num_agents] >= 0).any())
-
-    def done(self) -> bool:
-        return self.budget.started >= self.budget.num_episodes and not (self.episode >= 0).any()
-
-
-class _SingleAgent:
-    """The multi-agent protocol (lists of one, auto-reset) for a single-agent env."""
-
-    num_agents = 1
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-
-    def reset(self, seed: int | None = None) -> list:
-        return [self.env.reset(seed=seed)[0]]
-
-    def step(self, actions: list) -> tuple[list, list, list, list]:
-        obs, reward, terminated, truncated, info = self.env.step(actions[0])
-        if terminated or truncated:
-            obs, _ = self.env.reset()
-        return [obs], [reward], [bool(terminated or truncated)], [info]
-
-    def close(self) -> None:
-        self.env.close()
-
-
-class _MultiAgent:
-    """A multi-agent env (auto-resets its agents itself) with per-agent lists out."""
-
-    def __init__(self, env: Any, num_agents: int) -> None:
-        self.env = env
-        self.num_agents = num_agents
-
-    def reset(self, seed: int | None = None) -> list:
-        return split_agents(self.env.reset(seed=seed)[0], self.num_agents)
-
-    def step(self, actions: list) -> tuple[list, list, list, list]:
-        obs, rewards, terminated, truncated, infos = self.env.step(actions)
-        dones = np.asarray(terminated, dtype=bool).reshape(-1) | np.asarray(truncated, dtype=bool).reshape(-1)
-        infos = list(infos) if isinstance(infos, (list, tuple)) else [infos] * self.num_agents
-        rewards = np.asarray(rewards, dtype=np.float64).reshape(-1)
-        return split_agents(obs, self.num_agents), list(rewards), list(dones), infos
-
-    def close(self) -> None:
-        self.env.close()
-
-
-def split_agents(obs: Any, num_agents: int) -> list:
-    """Per-agent observations from a list, a batched array or a dict of batched arrays."""
-    if isinstance(obs, dict):
-        return [{key: value[agent] for key, value in obs.items()} for agent in range(num_agents)]
-    return [obs[agent] for agent in range(num_agents)]
-
-
 def eval_budget(cfg: AttrDict) -> int:
     """``--max_num_episodes``, or a default when the user left both limits at "unlimited"."""
     if cfg.max_num_episodes >= UNLIMITED and cfg.max_num_frames >= UNLIMITED:
@@ -183,54 +73,23 @@ def eval_budget(cfg: AttrDict) -> int:
     return int(min(cfg.max_num_episodes, UNLIMITED))
 
 
-def make_eval_envs(cfg: AttrDict, env_info: EnvInfo, num_envs: int) -> list[_SingleAgent | _MultiAgent]:
-    envs = []
-    for i in range(num_envs):
-        env = create_env(cfg.env, cfg=cfg, env_config=AttrDict(worker_index=0, vector_index=i, env_id=i))
-        envs.append(_MultiAgent(env, env_info.num_agents) if env_info.is_multiagent else _SingleAgent(env))
-    return envs
+@torch.no_grad()
+def run_eval_episodes(
+    cfg: AttrDict, envs: list, env_info: EnvInfo, model: ActorCritic, device: torch.device, tracker: ActorTracker
+) -> int:
+    """Step every env that still plays an evaluated episode until the budget is done; returns env steps taken."""
+    stepper = EpisodeStepper(envs, env_info, model, device, cfg, cfg.eval_deterministic)
+    stepper.begin(tracker, [None if cfg.seed is None else int(cfg.seed) + i for i in range(len(envs))])
+    frames = 0
+    while not tracker.done() and frames < cfg.max_num_frames:
+        frames += stepper.step()
+    return frames
 
 
 def num_eval_envs(cfg: AttrDict, env_info: EnvInfo, num_episodes: int) -> int:
     """The training layout's env count; single-agent envs beyond the number of episodes would only idle."""
     num_envs = max(1, int(cfg.num_workers) * int(cfg.num_envs_per_worker))
     return num_envs if env_info.is_multiagent else max(1, min(num_envs, num_episodes))
-
-
-@torch.no_grad()
-def run_eval_episodes(
-    cfg: AttrDict, envs: list, env_info: EnvInfo, model: ActorCritic, device: torch.device, tracker: ActorTracker
-) -> int:
-    """Step every env that still plays an evaluated episode until the budget is done; returns env steps taken."""
-    convert = make_action_converter(env_info.action_space)
-    seeds = [None if cfg.seed is None else int(cfg.seed) + i for i in range(len(envs))]
-    obs = [agent_obs for env, seed in zip(envs, seeds, strict=True) for agent_obs in env.reset(seed=seed)]
-    rnn_states = torch.zeros(len(obs), get_rnn_size(cfg), device=device)
-    frames = 0
-    while not tracker.done() and frames < cfg.max_num_frames:
-        actions, rnn_states = policy_step(model, obs_to_tensors(obs, device), rnn_states, cfg.eval_deterministic)
-        actions = actions.cpu().numpy()
-        first = 0
-        for env in envs:
-            if tracker.env_busy(first, env.num_agents):
-                frames += _step_env(env, first, actions, convert, obs, rnn_states, tracker)
-            first += env.num_agents
-    return frames
-
-
-def _step_env(env: Any, first: int, actions: np.ndarray, convert, obs: list, rnn_states, tracker: ActorTracker) -> int:
-    """One step of one env: updates ``obs`` in place, zeroes the RNN state of actors whose episode ended."""
-    num_agents = env.num_agents
-    env_actions = [convert(row) for row in actions[first : first + num_agents]]
-    new_obs, rewards, dones, infos = env.step(env_actions)
-    for agent in range(num_agents):
-        actor = first + agent
-        obs[actor] = new_obs[agent]
-        tracker.add(actor, float(rewards[agent]))
-        if dones[agent]:
-            tracker.finish(actor, infos[agent])
-            rnn_states[actor] = 0.0
-    return 1
 
 
 def write_results(cfg: Config, records: list[EpisodeRecord]) -> str:

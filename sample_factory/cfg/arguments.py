@@ -20,6 +20,7 @@ from sample_factory.cfg.cfg import (
     add_basic_cli_args,
     add_default_env_args,
     add_eval_args,
+    add_evaluator_args,
     add_model_args,
     add_pbt_args,
     add_rl_args,
@@ -69,6 +70,7 @@ def parse_sf_args(
     add_default_env_args(parser)
     add_wandb_args(parser)
     add_pbt_args(parser)
+    add_evaluator_args(parser)
     if evaluation:
         add_eval_args(parser)
     partial_cfg, _ = parser.parse_known_args(_argv_or_sys(argv))

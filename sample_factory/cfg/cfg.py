@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from sample_factory.cfg.flags_extras import add_eval_args, add_pbt_args, add_wandb_args
+from sample_factory.cfg.flags_extras import add_eval_args, add_evaluator_args, add_pbt_args, add_wandb_args
 from sample_factory.cfg.flags_model_env import add_default_env_args, add_model_args
 from sample_factory.cfg.flags_runtime import (
     LEGACY_ALIASES,
@@ -40,6 +40,7 @@ __all__ = [
     "add_basic_cli_args",
     "add_default_env_args",
     "add_eval_args",
+    "add_evaluator_args",
     "add_model_args",
     "add_pbt_args",
     "add_rl_args",

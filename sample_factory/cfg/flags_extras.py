@@ -1,4 +1,5 @@
-"""Flags of the optional parts: Weights & Biases, population-based training, and the enjoy/eval scripts."""
+"""Flags of the optional parts: Weights & Biases, population-based training, evaluation during training, and the
+enjoy/eval scripts."""
 
 from __future__ import annotations
 
@@ -64,6 +65,42 @@ def add_pbt_args(p: ArgParser) -> None:
     g.add_argument("--pbt_perturb_max", type=float, default=1.5, help="Largest multiplicative mutation factor.")
 
 
+def add_evaluator_args(p: ArgParser) -> None:
+    """Evaluation during training (an evaluator process beside the rollout workers), and how every evaluation acts."""
+    g = p.add_argument_group(
+        "Evaluation during training", "Episodes played with the latest weights while training (docs/evaluation.md)."
+    )
+    g.add_argument(
+        "--eval_every_env_steps",
+        type=int,
+        default=0,
+        help="Evaluate each policy every this many env steps (its eval/* summaries and eval.csv); 0 turns the "
+        "evaluator off.",
+    )
+    g.add_argument(
+        "--eval_env",
+        type=str,
+        default=None,
+        help="Env the evaluator plays (same observation and action spaces as --env, e.g. a harder variant); None = "
+        "--env.",
+    )
+    g.add_argument("--eval_episodes", type=int, default=10, help="Episodes per evaluation, counted as they start.")
+    g.add_argument(
+        "--eval_num_envs",
+        type=int,
+        default=10,
+        help="Envs the evaluator steps side by side, one batched forward pass for all (never more than the episodes "
+        "need): a round of one wave of episodes costs the least CPU time, fewer envs save memory.",
+    )
+    g.add_argument(
+        "--eval_deterministic",
+        type=str2bool,
+        default=False,
+        help="Take the most likely action instead of sampling: in the evaluator during training, and in the enjoy "
+        "and eval scripts (which take the experiment's value unless it is typed again).",
+    )
+
+
 def add_eval_args(p: ArgParser) -> None:
     """Flags of the enjoy/eval scripts only (``parse_sf_args(evaluation=True)``)."""
     g = p.add_argument_group("Evaluation", "Only for enjoy/eval scripts: rendering, videos, episode limits, hub.")
@@ -100,12 +137,6 @@ def add_eval_args(p: ArgParser) -> None:
         help="Hub repository (user/name) for --push_to_hub; ignored (with a warning) without it.",
     )
     g.add_argument("--policy_index", type=int, default=0, help="Which policy to evaluate when several were trained.")
-    g.add_argument(
-        "--eval_deterministic",
-        type=str2bool,
-        default=False,
-        help="Take the most likely action instead of sampling.",
-    )
     g.add_argument(
         "--train_script",
         type=str,

@@ -74,6 +74,23 @@ def add_model_args(p: ArgParser) -> None:
         help="Continuous actions with --adaptive_stddev=False: initial value of the learned stddev (the adaptive "
         "head starts near 1 whatever this is).",
     )
+    g.add_argument(
+        "--action_head",
+        type=str,
+        default="factorized",
+        choices=["factorized", "autoregressive"],
+        help="Policy head of Tuple and MultiDiscrete actions: factorized draws every sub-action independently; "
+        "autoregressive draws sub-action k given the sub-actions before it, for tasks whose sub-actions must agree "
+        "(see docs/action_distributions.md).",
+    )
+    g.add_argument(
+        "--action_distribution",
+        type=str,
+        default="default",
+        help="default: the action space's built-in distribution (or the one registered for its type); another name "
+        "selects a distribution registered under that name with global_model_factory().register_action_distribution "
+        "(see docs/action_distributions.md).",
+    )
 
 
 def add_default_env_args(p: ArgParser) -> None:

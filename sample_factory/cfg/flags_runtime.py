@@ -145,7 +145,8 @@ def add_checkpoint_args(p: ArgParser) -> None:
         "--save_best_metric",
         type=str,
         default="reward",
-        help="Metric that selects the best policy: reward or a key of episode_extra_stats.",
+        help="Metric that selects the best policy: reward or a key of episode_extra_stats (averages of the training "
+        "episodes), or an evaluation result such as eval/avg_reward (with --eval_every_env_steps).",
     )
     g.add_argument(
         "--save_best_after", type=int, default=100000, help="Env steps before best-policy checkpoints start."

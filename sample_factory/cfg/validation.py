@@ -19,6 +19,7 @@ from gymnasium import spaces
 from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.cfg.value_ranges import value_range_problems
 from sample_factory.envs.action_conversion import rows_are_env_actions
+from sample_factory.envs.spaces.layout import autoregressive_sub_spaces
 from sample_factory.utils.flags import flag_value
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
@@ -57,6 +58,7 @@ def validate_cfg(cfg: Config) -> None:
     if not problems:  # divisibility checks would divide by zero on the values rejected above
         problems += _divisibility_problems(cfg)
     problems += _sampling_problems(cfg)
+    problems += _evaluation_metric_problems(cfg)
     problems += _experiment_dir_problems(cfg)
     problems += unavailable_feature_problems(cfg)
     if problems:
@@ -276,6 +278,22 @@ def _sampling_problems(cfg: Config) -> list[str]:
     return []
 
 
+# prefix of the metrics the evaluator reports (eval/avg_reward, eval/avg_episode_len, eval/avg_<extra stat>)
+EVAL_METRIC_PREFIX = "eval/"
+
+
+def _evaluation_metric_problems(cfg: Config) -> list[str]:
+    """A best checkpoint or a PBT ranking by an evaluation metric needs the evaluator to report it."""
+    if cfg.eval_every_env_steps > 0:
+        return []
+    return [
+        f"--{name}={flag_value(cfg, name)} is reported by the evaluator, which is off: pass --eval_every_env_steps "
+        f"(e.g. 100000) or choose a training metric (reward)"
+        for name in ("save_best_metric", "pbt_target_objective")
+        if str(flag_value(cfg, name)).startswith(EVAL_METRIC_PREFIX)
+    ]
+
+
 def _experiment_dir_problems(cfg: Config) -> list[str]:
     """The experiment folder must be a real sub-folder of a writable ``--train_dir``.
 
@@ -329,6 +347,7 @@ def env_problems(cfg: Config, env_info: Any) -> list[str]:
         _vtrace_problems(cfg)
         + _supported_action_space_problems(env_info)
         + _action_space_problems(cfg, env_info)
+        + _action_head_problems(cfg, env_info)
         + _obs_key_problems(cfg, env_info)
         + _obs_space_problems(env_info)
         + _gpu_actions_problems(cfg, env_info)
@@ -393,6 +412,23 @@ def _action_space_problems(cfg: Config, env_info: Any) -> list[str]:
         return [
             "--exploration_loss=symmetric_kl works only with discrete actions but the env has continuous (Box) "
             "actions: use --exploration_loss=entropy"
+        ]
+    return []
+
+
+def _action_head_problems(cfg: Config, env_info: Any) -> list[str]:
+    """The autoregressive head needs sub-actions to chain, and builds the distribution of each one itself."""
+    if cfg.action_head != "autoregressive":
+        return []
+    try:
+        autoregressive_sub_spaces(env_info.action_space)
+    except ValueError as exc:
+        return [str(exc)]
+    if cfg.action_distribution != "default":
+        return [
+            f"--action_head=autoregressive builds its own distribution over the sub-actions, so "
+            f"--action_distribution={cfg.action_distribution} cannot apply: register the distribution for the "
+            f"sub-actions' space type instead, or use --action_head=factorized"
         ]
     return []
 

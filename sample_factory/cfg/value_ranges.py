@@ -80,6 +80,9 @@ RULES: tuple[Rule, ...] = (
     Rule("save_every_sec", _non_negative, "must be >= 0 (seconds)"),
     Rule("save_best_every_sec", _non_negative, "must be >= 0 (seconds)"),
     Rule("save_best_after", _non_negative, "must be >= 0 (env steps)"),
+    Rule("eval_every_env_steps", _non_negative, "must be >= 0 (env steps; 0 turns the evaluator off)"),
+    Rule("eval_episodes", _positive, "must be >= 1, e.g. 10"),
+    Rule("eval_num_envs", _positive, "must be >= 1, e.g. 4"),
 )
 
 # list flags whose every entry is a layer width

@@ -15,11 +15,20 @@ buffers and the model's ``actions`` output keep a ``Discrete`` action as one num
 
 The classes are written directly against the formulas instead of wrapping ``torch.distributions`` to skip its
 argument validation and broadcasting machinery, which is measurable on the inference hot path.
+
+Distributions registered on the model factory (``register_action_distribution``: for a space type, or by name for
+``--action_distribution``) take precedence over these classes wherever a distribution is built, and
+``calc_num_action_parameters`` gives the width they declare.
+
+Masks: an ``action_mask`` (nonzero = allowed) zeroes the probability of the actions it forbids, so they are never
+sampled, the entropy and the KL cover only the allowed actions, and ``log_prob`` of a forbidden action is the most
+negative finite float (a sampled action is always allowed, so the learner never meets one).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cached_property
 
 import gymnasium as gym
@@ -29,13 +38,14 @@ from torch.nn import functional as F
 
 from sample_factory.envs.spaces.layout import (  # the space arithmetic, public here as in Sample Factory 2
     as_tuple_space,
-    calc_num_action_parameters,
     calc_num_actions,
     is_all_discrete,
     is_continuous_action_space,
     num_mask_entries,
     unsupported_action_space,
 )
+from sample_factory.envs.spaces.layout import calc_num_action_parameters as builtin_num_action_parameters
+from sample_factory.model.model_factory import global_model_factory
 
 __all__ = [
     "ActionDistribution",
@@ -50,19 +60,59 @@ __all__ = [
     "get_action_distribution",
     "is_all_discrete",
     "is_continuous_action_space",
+    "register_action_distribution",
     "sample_actions_log_probs",
+    "sampled_action_logits",
 ]
 
 
+def register_action_distribution(
+    key: type[gym.Space] | str, make_distribution: Callable, num_parameters: Callable[[gym.Space], int] | None = None
+) -> None:
+    """``global_model_factory().register_action_distribution(...)``: see
+    :meth:`~sample_factory.model.model_factory.ModelFactory.register_action_distribution`."""
+    global_model_factory().register_action_distribution(key, make_distribution, num_parameters)
+
+
+def calc_num_action_parameters(action_space: gym.Space, name: str | None = None) -> int:
+    """Width of the raw policy output for ``action_space`` (the layout of the module docstring), or what a
+    registered distribution declares: the one named ``name`` (``--action_distribution``), or the one registered for
+    the space's type (for a tuple: the sum over its components)."""
+    entry = global_model_factory().action_distribution_entry(action_space, name)
+    if entry is not None:
+        if entry.num_parameters is not None:
+            return int(entry.num_parameters(action_space))
+        return builtin_num_action_parameters(action_space)
+    if isinstance(action_space, (gym.spaces.Tuple, gym.spaces.MultiDiscrete)):
+        return sum(calc_num_action_parameters(space) for space in as_tuple_space(action_space).spaces)
+    return builtin_num_action_parameters(action_space)
+
+
 def get_action_distribution(
-    action_space: gym.Space, raw_logits: Tensor, action_mask: Tensor | None = None, tanh_scale: float = 0.0
+    action_space: gym.Space,
+    raw_logits: Tensor,
+    action_mask: Tensor | None = None,
+    tanh_scale: float = 0.0,
+    name: str | None = None,
 ) -> ActionDistribution:
     """The distribution over ``action_space`` parameterised by ``raw_logits`` ([B, num_action_parameters]).
 
     ``action_mask`` ([B, n], nonzero = allowed) applies to discrete choices; for tuples it is the concatenation
     of the masks of the discrete components in order (Box components take no entries). ``tanh_scale`` squashes
-    Gaussian means into ``(-tanh_scale, tanh_scale)`` when positive (``--continuous_tanh_scale``).
+    Gaussian means into ``(-tanh_scale, tanh_scale)`` when positive (``--continuous_tanh_scale``). A distribution
+    registered under ``name`` (``--action_distribution``), or for the space's type, is used instead of the built-in
+    one (see ``register_action_distribution``).
     """
+    entry = global_model_factory().action_distribution_entry(action_space, name)
+    if entry is not None:
+        return entry.make(action_space, raw_logits, action_mask)
+    return builtin_action_distribution(action_space, raw_logits, action_mask, tanh_scale)
+
+
+def builtin_action_distribution(
+    action_space: gym.Space, raw_logits: Tensor, action_mask: Tensor | None = None, tanh_scale: float = 0.0
+) -> ActionDistribution:
+    """The library's own distribution for ``action_space`` (components of a tuple still go through the registry)."""
     if isinstance(action_space, gym.spaces.Discrete):
         return CategoricalActionDistribution(raw_logits, action_mask)
     if isinstance(action_space, gym.spaces.Box):
@@ -73,8 +123,15 @@ def get_action_distribution(
 
 
 def argmax_actions(distribution: ActionDistribution) -> Tensor:
-    """The most likely action: argmax for categoricals ([B]), the mean for Gaussians, per component for tuples."""
-    return distribution.argmax()
+    """The most likely action: argmax for categoricals ([B]), the mean for Gaussians, per component for tuples
+    (sub-action after sub-action for an autoregressive head)."""
+    argmax = getattr(distribution, "argmax", None)
+    if argmax is None:
+        raise TypeError(
+            f"{type(distribution).__name__} has no argmax(): deterministic evaluation (--eval_deterministic=True) "
+            "takes the most likely action, so a registered distribution must define argmax() -> actions"
+        )
+    return argmax()
 
 
 def actions_in_buffer_layout(actions: Tensor, action_space: gym.Space) -> Tensor:
@@ -83,6 +140,14 @@ def actions_in_buffer_layout(actions: Tensor, action_space: gym.Space) -> Tensor
     if isinstance(action_space, gym.spaces.Discrete):
         return actions.reshape(-1)
     return actions.reshape(actions.shape[0], -1)
+
+
+def sampled_action_logits(distribution: ActionDistribution, action_logits: Tensor) -> Tensor:
+    """The raw parameters stored with actions just sampled from ``distribution``: ``action_logits`` (the head's
+    output), unless the distribution conditions on its own samples and exposes the parameters it sampled them from as
+    ``conditional_logits`` (the autoregressive head: the logits of each sub-action given the sampled prefix)."""
+    conditional = getattr(distribution, "conditional_logits", None)
+    return action_logits if conditional is None else conditional
 
 
 def buffer_actions(distribution: ActionDistribution, actions: Tensor) -> Tensor:
@@ -236,7 +301,7 @@ class ContinuousActionDistribution:
         return self.means
 
 
-def _split_action_mask(
+def split_action_mask(
     spaces: tuple[gym.Space, ...], action_mask: Tensor | None, batch_size: int
 ) -> list[Tensor | None]:
     """The mask of each component of a tuple space (None for Box components), from either accepted layout.
@@ -283,7 +348,7 @@ class TupleActionDistribution:
         self.is_discrete = is_all_discrete(action_space)
         self.action_dtype = torch.int64 if self.is_discrete else torch.float32
         logits_per_component = raw_logits.split([calc_num_action_parameters(s) for s in spaces], dim=-1)
-        masks_per_component = _split_action_mask(spaces, action_mask, raw_logits.shape[0])
+        masks_per_component = split_action_mask(spaces, action_mask, raw_logits.shape[0])
         self.components = [
             get_action_distribution(space, logits, mask, tanh_scale)
             for space, logits, mask in zip(spaces, logits_per_component, masks_per_component, strict=True)

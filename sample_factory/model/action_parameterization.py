@@ -1,8 +1,9 @@
 """Policy heads: map the actor's decoder output to raw action-distribution parameters.
 
 The raw parameters (``action_logits``) are what the samplers store and what the learner turns back into a
-distribution, so both heads emit exactly ``calc_num_action_parameters(action_space)`` numbers per sample in the
-layout ``get_action_distribution`` expects (for Box spaces: means, then log standard deviations).
+distribution, so every head emits exactly ``calc_num_action_parameters(action_space, --action_distribution)`` numbers
+per sample in the layout ``get_action_distribution`` expects (for Box spaces: means, then log standard deviations).
+``--action_head`` picks the factorized heads here or the autoregressive one (``autoregressive_head``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sample_factory.model.action_distributions import (
     calc_num_actions,
     get_action_distribution,
 )
+from sample_factory.model.autoregressive_head import ActionParameterizationAutoregressive
 from sample_factory.utils.typing import ActionSpace, Config
 
 
@@ -31,8 +33,10 @@ class ActionParameterizationBase(nn.Module):
         self.action_space = action_space
 
     def _distribution(self, raw_params: Tensor, action_mask: Tensor | None) -> ActionDistribution:
-        tanh_scale = self.cfg.continuous_tanh_scale
-        return get_action_distribution(self.action_space, raw_params, action_mask, tanh_scale=tanh_scale)
+        cfg = self.cfg
+        return get_action_distribution(
+            self.action_space, raw_params, action_mask, cfg.continuous_tanh_scale, cfg.action_distribution
+        )
 
 
 class ActionParameterizationDefault(ActionParameterizationBase):
@@ -44,7 +48,8 @@ class ActionParameterizationDefault(ActionParameterizationBase):
 
     def __init__(self, cfg: Config, core_out_size: int, action_space: ActionSpace) -> None:
         super().__init__(cfg, action_space)
-        self.distribution_linear = nn.Linear(core_out_size, calc_num_action_parameters(action_space))
+        num_parameters = calc_num_action_parameters(action_space, cfg.action_distribution)
+        self.distribution_linear = nn.Linear(core_out_size, num_parameters)
 
     def forward(self, actor_output: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, ActionDistribution]:
         action_logits = self.distribution_linear(actor_output)  # [B, num_params]
@@ -75,8 +80,11 @@ class ActionsParameterizationContinuousNonAdaptiveStddev(ActionParameterizationB
 
 def make_action_parameterization(
     cfg: Config, core_out_size: int, action_space: ActionSpace
-) -> ActionParameterizationBase:
-    """The non-adaptive Gaussian head for Box spaces when ``--adaptive_stddev=False``, else the default head."""
+) -> ActionParameterizationBase | ActionParameterizationAutoregressive:
+    """The autoregressive head with ``--action_head=autoregressive``; otherwise the non-adaptive Gaussian head for
+    Box spaces when ``--adaptive_stddev=False``, else the default head."""
+    if cfg.action_head == "autoregressive":
+        return ActionParameterizationAutoregressive(cfg, core_out_size, action_space)
     if isinstance(action_space, gym.spaces.Box) and not cfg.adaptive_stddev:
         return ActionsParameterizationContinuousNonAdaptiveStddev(cfg, core_out_size, action_space)
     return ActionParameterizationDefault(cfg, core_out_size, action_space)

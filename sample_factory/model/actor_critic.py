@@ -16,8 +16,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
-from sample_factory.model.action_distributions import ActionDistribution, buffer_actions
+from sample_factory.model.action_distributions import ActionDistribution, buffer_actions, sampled_action_logits
 from sample_factory.model.action_parameterization import ActionParameterizationBase, make_action_parameterization
+from sample_factory.model.autoregressive_head import ActionParameterizationAutoregressive
 from sample_factory.model.core import CoreInput, ModelCore, default_make_core_func
 from sample_factory.model.decoder import Decoder, default_make_decoder_func
 from sample_factory.model.encoder import (
@@ -158,6 +159,8 @@ class ActorCritic(ModelModule):
         if sample_actions:
             actions, result["log_prob_actions"] = self._sample_actions(self.last_action_distribution)
             result["actions"] = actions
+            # an autoregressive head's logits depend on the sampled prefix: store those the actions came from
+            result["action_logits"] = sampled_action_logits(self.last_action_distribution, action_logits)
         return result
 
     @staticmethod
@@ -170,8 +173,10 @@ class ActorCritic(ModelModule):
         actions = distribution.sample().detach()
         return buffer_actions(distribution, actions), distribution.log_prob(actions)
 
-    def get_action_parameterization(self, decoder_output_size: int) -> ActionParameterizationBase:
-        """The policy head; override to use a custom one."""
+    def get_action_parameterization(
+        self, decoder_output_size: int
+    ) -> ActionParameterizationBase | ActionParameterizationAutoregressive:
+        """The policy head (``--action_head``); override to use a custom one."""
         return make_action_parameterization(self.cfg, decoder_output_size, self.action_space)
 
     def action_distribution(self) -> ActionDistribution | None:

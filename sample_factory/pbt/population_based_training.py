@@ -2,7 +2,9 @@
 
 Every policy of the run (``--num_policies``) is a member of the population. Each time a policy has collected
 another ``--pbt_period_env_steps`` env steps (from ``--pbt_start_mutation`` on), its PBT round compares it with the
-others by ``--pbt_target_objective`` averaged over their recent episodes (at least ``MIN_EPISODES`` each):
+others by ``--pbt_target_objective`` averaged over their recent episodes (at least ``MIN_EPISODES`` each), or, for
+an evaluation result (``eval/avg_reward``, ... with ``--eval_every_env_steps``), by its latest evaluation since its
+weights were last replaced:
 
 - among the best ``--pbt_replace_fraction`` of the population: it is left alone;
 - among the worst fraction, and behind a randomly chosen best policy by more than both
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 # a policy is ranked only once this many of its episodes (since its last replacement) have ended
 MIN_EPISODES = 10
 BUILT_IN_OBJECTIVES = ("true_objective", "reward", "len")
+EVAL_OBJECTIVE_PREFIX = "eval/"  # the evaluator's results: ranked by the latest evaluation of each policy
 
 
 class PopulationBasedTraining(AlgoObserver):
@@ -65,8 +68,11 @@ class PopulationBasedTraining(AlgoObserver):
         self.params: dict[PolicyID, dict[str, float]] = {}
         self.reward_shaping: dict[PolicyID, dict[str, Any] | None] = {}
         self.default_reward_shaping: dict[str, Any] | None = None
-        window = max(MIN_EPISODES, cfg.stats_avg)
+        self.by_evaluation = cfg.pbt_target_objective.startswith(EVAL_OBJECTIVE_PREFIX)
+        # an evaluation averages --eval_episodes episodes already: the latest one of each policy is its objective
+        window, self.min_values = (1, 1) if self.by_evaluation else (max(MIN_EPISODES, cfg.stats_avg), MIN_EPISODES)
         self.objectives: dict[PolicyID, deque[float]] = {p: deque(maxlen=window) for p in range(self.num_policies)}
+        self.replaced_at: dict[PolicyID, int] = {}  # env steps of each policy's latest replacement
         self.next_round_at = {p: cfg.pbt_start_mutation for p in range(self.num_policies)}
         self.num_replacements = 0
         self.num_mutations = 0
@@ -82,7 +88,8 @@ class PopulationBasedTraining(AlgoObserver):
                 "in this run (use --num_policies=4 or more)"
             )
             return
-        runner.register_episodic_stats_handler(self.on_episode)
+        if not self.by_evaluation:
+            runner.register_episodic_stats_handler(self.on_episode)
 
     def on_connect_components(self, runner: Runner) -> None:
         """The env is known (its reward-shaping scheme), no process has started: settle every policy's values."""
@@ -136,6 +143,21 @@ class PopulationBasedTraining(AlgoObserver):
         if value is not None:
             self.objectives[policy_id].append(value)
 
+    def on_evaluation(self, runner: Runner, policy_id: PolicyID, env_steps: int, results: dict[str, float]) -> None:
+        """With an ``eval/`` target objective: the policy's latest evaluation is its objective."""
+        if not (self.enabled and self.by_evaluation) or env_steps < self.replaced_at.get(policy_id, -1):
+            return  # (an evaluation of the weights a replacement discarded)
+        value = results.get(self.cfg.pbt_target_objective)
+        if value is None:
+            if not self._warned_objective:
+                log.warning(
+                    "PBT: --pbt_target_objective=%s is not among the evaluation results (%s): no ranking is possible",
+                    self.cfg.pbt_target_objective, ", ".join(sorted(results)),
+                )  # fmt: skip
+                self._warned_objective = True
+            return
+        self.objectives[policy_id].append(float(value))
+
     def _objective_of(self, episode: dict) -> float | None:
         target = self.cfg.pbt_target_objective
         if target in BUILT_IN_OBJECTIVES:
@@ -153,8 +175,8 @@ class PopulationBasedTraining(AlgoObserver):
         return float(episode["true_objective"])
 
     def average_objectives(self) -> dict[PolicyID, float]:
-        """The mean recent objective of every policy with enough episodes."""
-        return {p: sum(v) / len(v) for p, v in self.objectives.items() if len(v) >= MIN_EPISODES}
+        """The mean recent objective of every policy with enough episodes (one evaluation for an ``eval/`` target)."""
+        return {p: sum(v) / len(v) for p, v in self.objectives.items() if len(v) >= self.min_values}
 
     # ---------------------------------------------------------------- one round
     def pbt_round(self, runner: Runner, policy_id: PolicyID) -> bool:
@@ -189,6 +211,7 @@ class PopulationBasedTraining(AlgoObserver):
         self.num_replacements += 1
         params, shaping = self._mutated_values(policy_id, self.params[donor], self.reward_shaping.get(donor), rate=1.0)
         self.objectives[policy_id].clear()  # its past episodes were played by the weights it no longer has
+        self.replaced_at[policy_id] = runner.env_steps.get(policy_id, 0)
         self._set_values(policy_id, params, shaping)
         runner.component.send(learner_name(donor), "on_pbt_share_weights", policy_id, params)
         self._send_reward_shaping(runner, policy_id)

@@ -61,12 +61,12 @@ def _option(cfg: Config | None, name: str) -> Any:
 
 
 def is_evaluation_cfg(cfg: Config | None) -> bool:
-    """True for the config of enjoy or eval: only the evaluation parser declares ``--eval_deterministic``.
+    """True for the config of enjoy or eval: only the evaluation parser declares ``--max_num_episodes``.
 
     The saved config.json of the experiment (where ``atari_episodic_life`` is True) wins over defaults when a
     run is evaluated, so the evaluation stack is chosen by who asks rather than by that flag.
     """
-    return cfg is not None and getattr(cfg, "eval_deterministic", None) is not None
+    return cfg is not None and getattr(cfg, "max_num_episodes", None) is not None
 
 
 class GameStatsWrapper(gym.Wrapper):

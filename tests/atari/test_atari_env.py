@@ -15,7 +15,7 @@ from sf_examples.atari.atari_utils import make_atari_env
 
 REQUIRED = ("atari_breakout", "atari_pong", "atari_beamrider", "atari_qbert", "atari_spaceinvaders",
             "atari_seaquest", "atari_montezuma")  # fmt: skip
-EVAL_CFG = AttrDict(eval_deterministic=False)  # what the evaluation parser adds to every enjoy/eval cfg
+EVAL_CFG = AttrDict(max_num_episodes=10**9)  # what the evaluation parser adds to every enjoy/eval cfg
 
 
 def _wrappers(env: gym.Env) -> list[type]:

@@ -2,9 +2,11 @@
 
 The table below is this test's own copy of the flag contract (columns: flag | type | default | nargs | choices |
 scope, where scope ``eval`` marks flags that only ``parse_sf_args(evaluation=True)`` declares). A flag whose
-declaration drifts from it fails here. Entries beyond Sample Factory 2.1.1's command line, on purpose:
+declaration drifts from it fails here. Some entries go beyond Sample Factory 2.1.1's command line on purpose:
 ``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default;
-``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md).
+``--action_head``, ``--action_distribution`` and the evaluation-during-training flags (``--eval_every_env_steps`` ...)
+are new, ``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md), and
+``--eval_deterministic``, an enjoy/eval flag in 2.1.1, is declared for training too (the evaluator uses it).
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ FLAG_TABLE = """
 --adaptive_stddev | str2bool | True |  |  |
 --continuous_tanh_scale | float | 0.0 |  |  |
 --initial_stddev | float | 1.0 |  |  |
+--action_head | str | 'factorized' |  | factorized,autoregressive |
+--action_distribution | str | 'default' |  |  |
 --use_env_info_cache | str2bool | False |  |  |
 --env_gpu_actions | str2bool | False |  |  |
 --env_gpu_observations | str2bool | True |  |  |
@@ -143,6 +147,11 @@ FLAG_TABLE = """
 --pbt_target_objective | str | 'true_objective' |  |  |
 --pbt_perturb_min | float | 1.1 |  |  |
 --pbt_perturb_max | float | 1.5 |  |  |
+--eval_every_env_steps | int | 0 |  |  |
+--eval_env | str | None |  |  |
+--eval_episodes | int | 10 |  |  |
+--eval_num_envs | int | 10 |  |  |
+--eval_deterministic | str2bool | False |  |  |
 --fps | int | 0 |  |  | eval
 --eval_env_frameskip | int | None |  |  | eval
 --no_render | flag | False |  |  | eval
@@ -154,7 +163,6 @@ FLAG_TABLE = """
 --push_to_hub | flag | False |  |  | eval
 --hf_repository | str | None |  |  | eval
 --policy_index | int | 0 |  |  | eval
---eval_deterministic | str2bool | False |  |  | eval
 --train_script | str | None |  |  | eval
 --enjoy_script | str | None |  |  | eval
 --train_in_background_thread | str2bool | True |  |  |
@@ -225,7 +233,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 140
+    assert len(SPECS) == 146
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

@@ -33,6 +33,8 @@ MODEL_DEFAULTS: dict[str, Any] = dict(
     adaptive_stddev=True,
     continuous_tanh_scale=0.0,
     initial_stddev=1.0,
+    action_head="factorized",
+    action_distribution="default",
 )
 
 # layer widths small enough that a forward+backward takes milliseconds

@@ -10,6 +10,7 @@ path fail; see ``docs/learner.md``.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -61,6 +62,7 @@ EXPECTED_LINES = {
         f"Inference worker: inference mode used {LIBRARY_ONLY}",
         f"Inference worker: direct calls used {LIBRARY_ONLY}",
     ],
+    "registered_action_distribution": [f"Inference worker: inference mode used {LIBRARY_ONLY}"],
     "call_override_and_hook": [
         "Inference worker: direct calls skipped for encoder DictCallEncoder: DictCallEncoder overrides __call__; "
         "decoder HookedDecoder: it has a forward pre-hook (the other modules call forward directly)",
@@ -149,6 +151,31 @@ def test_extra_params_reach_the_config_and_the_model(case_run: CaseRun) -> None:
         assert config["user_hidden_size"] == 24
         for kind in ("train", "enjoy"):  # enjoy rebuilds the model from the saved config
             assert "SizedMlpEncoder built with user_hidden_size=24" in case_run.phase(kind, mode)
+
+
+@pytest.mark.parametrize("case_run", ["registered_action_distribution"], indirect=True)
+def test_the_registered_distribution_is_used_wherever_actions_are_chosen_or_scored(case_run: CaseRun) -> None:
+    markers = set(os.listdir(case_run.train_dir / "distribution_markers"))
+    assert {"train_serial__main__built", "train_serial__main__argmax"} <= markers  # one process does it all
+    for process in ("learner_p0", "inference_p0_w0", "evaluator"):  # each parallel process has the registration
+        assert f"train_parallel__{process}__built" in markers, sorted(markers)
+    assert "train_parallel__evaluator__argmax" in markers  # --eval_deterministic=True
+    assert {"enjoy_serial__main__argmax", "enjoy_parallel__main__argmax"} <= markers, sorted(markers)
+
+
+@pytest.mark.parametrize("case_run", ["registered_action_distribution"], indirect=True)
+def test_the_evaluator_writes_points_and_eval_csv_in_both_modes(case_run: CaseRun) -> None:
+    steps = COMMON_DEFAULTS["train_for_env_steps"]
+    for mode in MODES:
+        folder = case_run.experiment(mode)
+        points = read_scalars(str(folder / ".summary" / "0"))["eval/avg_reward"]
+        with open(folder / "eval.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert [int(r["env_steps"]) for r in rows] == [step for step, _ in points]
+        # the niced evaluator may not finish its later rounds before the run ends on a busy machine: one is enough
+        assert len(rows) >= 1 and all(512 <= int(r["env_steps"]) <= steps for r in rows), rows
+        assert all(r["episodes"] == "2" and r["deterministic"] == "True" for r in rows), rows
+        assert case_run.phase("train", mode).count("Evaluation of policy 0 at ") == len(rows)
 
 
 def _fast_path_lines(output: str) -> str:

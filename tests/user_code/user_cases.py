@@ -21,11 +21,13 @@ from user_models import (
     GruCore,
     HookedDecoder,
     InplaceConvEncoder,
+    MarkedCategorical,
     NormedDecoder,
     PerKeyEncoder,
     ViewConvEncoder,
     WholeActorCritic,
     make_temperature_actor_critic,
+    marked_categorical_parameters,
 )
 
 from sample_factory.algo.runners.runner import AlgoObserver
@@ -155,6 +157,8 @@ class Case:
     defaults: dict = field(default_factory=dict)
     extra_params: Callable | None = None
     train: Callable = run_rl
+    # key (name or space type) -> (make_distribution, num_parameters) for register_action_distribution
+    distributions: dict = field(default_factory=dict)
 
     def register(self) -> None:
         register_env(self.env, ENV_FACTORIES[self.env])
@@ -167,6 +171,8 @@ class Case:
         ):
             if part is not None:
                 register(part)
+        for key, (make, num_parameters) in self.distributions.items():
+            factory.register_action_distribution(key, make, num_parameters)
 
     def parse(self, argv: list[str], evaluation: bool = False):
         parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
@@ -196,4 +202,15 @@ CASES = {
     # the library's own conv net: it must keep every fast path without a check
     "observers_and_summaries": Case("user_two_poles", train=train_with_observer),
     "call_override_and_hook": Case("user_vector_pole", encoder=DictCallEncoder, decoder=HookedDecoder),
+    # a distribution registered by name, used by the learner, the inference worker, the evaluator and enjoy
+    "registered_action_distribution": Case(
+        "user_vector_pole",
+        distributions={"user_marked_categorical": (MarkedCategorical, marked_categorical_parameters)},
+        defaults=dict(
+            action_distribution="user_marked_categorical",
+            eval_every_env_steps=512,
+            eval_episodes=2,
+            eval_deterministic=True,
+        ),  # fmt: skip
+    ),
 }

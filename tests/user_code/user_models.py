@@ -2,16 +2,23 @@
 
 Deliberately in the styles that speed tricks can trip over: ``.view`` on conv outputs, in-place activations, a core
 and a decoder of one's own, a whole actor-critic, a custom action parameterisation, a ``__call__`` override and a
-forward pre-hook. None of them knows anything about the library's fast paths.
+forward pre-hook. None of them knows anything about the library's fast paths. An action distribution registered by
+name completes them.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 from torch import Tensor, nn
 
 from sample_factory.algo.utils.context import global_model_factory
-from sample_factory.model.action_distributions import get_action_distribution, sample_actions_log_probs
+from sample_factory.model.action_distributions import (
+    CategoricalActionDistribution,
+    get_action_distribution,
+    sample_actions_log_probs,
+)
 from sample_factory.model.action_parameterization import ActionParameterizationBase
 from sample_factory.model.actor_critic import ActorCritic, ActorCriticSharedWeights
 from sample_factory.model.core import ModelCore
@@ -203,3 +210,41 @@ class HookedDecoder(Decoder):
 
     def get_out_size(self) -> int:
         return 32
+
+
+# ---- an action distribution registered by name --------------------------------------------------------------------
+
+# folder for MarkedCategorical's markers (set by user_script.py), and the phase that is running
+MARKERS_ENV, PHASE_ENV = "USER_DISTRIBUTION_MARKERS", "USER_PHASE"
+_marked: set[str] = set()
+
+
+def _mark(use: str) -> None:
+    """Leave ``<phase>__<process>__<use>`` in the markers folder, once per process: the proof that this process used
+    the distribution. The process is named by the first word of its title (a worker's component, ``main`` else)."""
+    import setproctitle
+
+    folder = os.environ.get(MARKERS_ENV)
+    title = setproctitle.getproctitle().split()[0]
+    process = title if title.startswith(("learner_p", "inference_p", "rollout_w", "evaluator")) else "main"
+    name = f"{os.environ.get(PHASE_ENV, '')}__{process}__{use}"
+    if folder and name not in _marked:
+        _marked.add(name)
+        open(os.path.join(folder, name), "w").close()
+
+
+class MarkedCategorical(CategoricalActionDistribution):
+    """A categorical whose temperature is one more raw parameter of the head (so it has a width of its own)."""
+
+    def __init__(self, action_space, raw_logits: Tensor, action_mask=None):
+        temperature = nn.functional.softplus(raw_logits[:, -1:]) + 0.1
+        super().__init__(raw_logits[:, :-1] / temperature, action_mask)
+        _mark("built")
+
+    def argmax(self) -> Tensor:
+        _mark("argmax")
+        return super().argmax()
+
+
+def marked_categorical_parameters(action_space) -> int:
+    return int(action_space.n) + 1

@@ -8,9 +8,11 @@ first non-zero status. Experiments are named ``CASE_serial`` and ``CASE_parallel
 
 from __future__ import annotations
 
+import os
 import sys
 
 from user_cases import CASES
+from user_models import MARKERS_ENV, PHASE_ENV
 
 from sample_factory.enjoy import enjoy
 
@@ -19,6 +21,7 @@ ENJOY_EPISODES = 2
 
 def run_phase(phase: str, call) -> int:
     print(f"=== {phase}", flush=True)
+    os.environ[PHASE_ENV] = phase.replace(" ", "_")  # worker processes started in this phase inherit it
     status = call()
     print(f"=== {phase} status {status}", flush=True)
     return status
@@ -28,6 +31,10 @@ def main(argv: list[str]) -> int:
     name, flags = argv[0], argv[1:]
     case = CASES[name]
     case.register()
+    if case.distributions:  # the registered distributions leave markers where they were used
+        train_dir = next(flag.split("=", 1)[1] for flag in flags if flag.startswith("--train_dir="))
+        os.environ[MARKERS_ENV] = os.path.join(train_dir, "distribution_markers")
+        os.makedirs(os.environ[MARKERS_ENV], exist_ok=True)
     for mode in ("serial", "parallel"):
         args = [*flags, f"--experiment={name}_{mode}", f"--serial_mode={mode == 'serial'}"]
         status = run_phase(f"train {mode}", lambda args=args: case.train(case.parse(args)))

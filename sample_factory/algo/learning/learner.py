@@ -400,10 +400,13 @@ class Learner:
         self, mb: TensorDict, distribution: ActionDistribution, valid_mean: ValidMean, with_grad: bool
     ) -> Tensor:
         """Mean KL(behaviour policy || current policy) over the valid samples of the minibatch."""
-        tanh_scale = self.cfg.continuous_tanh_scale
+        cfg, space = self.cfg, self.env_info.action_space
         action_mask = mb["obs"].get(ACTION_MASK_KEY)
         with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
-            old = get_action_distribution(self.env_info.action_space, mb["action_logits"], action_mask, tanh_scale)
+            # an autoregressive head stored its conditionals along the taken prefix: this is their factorized product
+            old = get_action_distribution(
+                space, mb["action_logits"], action_mask, cfg.continuous_tanh_scale, cfg.action_distribution
+            )
             return valid_mean(old.kl_divergence(distribution))
 
     def _optimizer_step(self, loss: Tensor) -> Tensor:

@@ -1,4 +1,5 @@
-"""The loops of a training run: one per policy with its batcher and learner, then the sampling side's loops."""
+"""The loops of a training run: one per policy with its batcher and learner, then the sampling side's loops and the
+evaluator's (``--eval_every_env_steps``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.learning.rank_learner_worker import RankLearnerWorker
 from sample_factory.algo.runners.components import LoopSpec, SharedState
-from sample_factory.algo.sampling.loop_specs import sampling_loop_specs
+from sample_factory.algo.sampling.loop_specs import evaluator_loop_specs, sampling_loop_specs
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.distributed import this_rank
@@ -41,4 +42,4 @@ def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
 
 def training_loop_specs(cfg: Config) -> list[LoopSpec]:
     """Every loop of a training run except the runner's, learners first so their weights are published early."""
-    return learner_loop_specs(cfg) + sampling_loop_specs(cfg)
+    return learner_loop_specs(cfg) + sampling_loop_specs(cfg) + evaluator_loop_specs(cfg)

@@ -28,8 +28,15 @@ from sample_factory.utils.typing import Config
 RUNNER_LOOP = "runner"
 
 
+# the evaluator's niceness above the run's: when the CPU is contended, collection and training get it first
+EVALUATOR_NICENESS = 10
+
+
 def set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) -> None:
     """Process-wide settings of a child, applied before its components (and so any CUDA call) exist."""
+    if spec.kind == "evaluator":
+        _single_threaded_torch()
+        os.nice(cfg.default_niceness + EVALUATOR_NICENESS)
     if spec.kind == "rollout":
         _single_threaded_torch()
         if cfg.actor_worker_gpus and worker_idx is not None:

@@ -50,7 +50,8 @@ class LoopSpec:
     """
 
     name: str
-    kind: str  # "rollout", "inference" or "learner" (a policy's batcher and learner, or a consumer in their place)
+    # "rollout", "inference", "learner" (a policy's batcher and learner, or a consumer in their place) or "evaluator"
+    kind: str
     component_names: list[str]
     build: Callable[[Router, SharedState], list[Component]]
     # built on the runner's own loop instead of a child process (parallel mode): a consumer that hands trajectories
@@ -62,7 +63,12 @@ class LoopSpec:
     policy_id: int | None = None
 
     def __post_init__(self) -> None:
-        needs = {"rollout": ("worker_idx",), "inference": ("worker_idx", "policy_id"), "learner": ("policy_id",)}
+        needs = {
+            "rollout": ("worker_idx",),
+            "inference": ("worker_idx", "policy_id"),
+            "learner": ("policy_id",),
+            "evaluator": (),  # one for every policy
+        }
         if self.kind not in needs:
             raise ValueError(f"LoopSpec {self.name!r}: kind {self.kind!r} is not one of {sorted(needs)}")
         missing = [field for field in needs[self.kind] if getattr(self, field) is None]
@@ -71,8 +77,8 @@ class LoopSpec:
 
 
 def component_kinds(specs: list[LoopSpec]) -> dict[str, str]:
-    """The kind of every component of ``specs``: "rollout", "inference", "learner" (a policy's learner worker) or
-    "batcher" (a policy's batcher, or a consumer that takes its place in the sampler-alone modes)."""
+    """The kind of every component of ``specs``: "rollout", "inference", "learner" (a policy's learner worker),
+    "batcher" (a policy's batcher, or a consumer that takes its place in the sampler-alone modes) or "evaluator"."""
     kinds: dict[str, str] = {}
     for spec in specs:
         for name in spec.component_names:

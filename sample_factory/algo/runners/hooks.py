@@ -18,6 +18,8 @@ from sample_factory.utils.typing import PolicyID
 # handler(runner, msg, policy_id); msg = {"episodic": {"reward", "len", "true_objective", "episode_extra_stats"},
 # "policy_id": policy_id}
 EpisodicStatsHandler = Callable[[object, dict, PolicyID], None]
+# hooks that Sample Factory 2 did not have: an observer written for it (duck-typed, not an AlgoObserver) may lack them
+HOOKS_SINCE_SF2 = ("on_evaluation",)
 
 
 class ObserverError(RuntimeError):
@@ -50,6 +52,8 @@ class UserHooks:
     def notify(self, hook: str, *args) -> None:
         """Call ``hook(runner, *args)`` on every observer; an exception names the observer and the hook."""
         for observer in self.observers:
+            if hook in HOOKS_SINCE_SF2 and not hasattr(observer, hook):
+                continue
             try:
                 getattr(observer, hook)(self.runner, *args)
             except Exception as exc:

@@ -4,7 +4,7 @@ Checked on the runner's loop every half second (``check``):
 
 - a child that exited, or that the runner killed, is restarted in place when training runs and the caps allow it
   (:class:`~sample_factory.algo.runners.respawn.Respawner`); otherwise the run stops, with FAILURE unless the child
-  ended cleanly after a stop request;
+  ended cleanly after a stop request, except the evaluator's, whose end only ends the evaluations;
 - an inbox that the queue doctor had to empty lost messages, so its reader is killed and then restarted like any
   dead process (the runner's own inbox cannot be replaced: the run stops);
 - a process whose components sent no heartbeat for ``--heartbeat_timeout`` seconds hangs: it is killed, and then
@@ -64,6 +64,10 @@ class ProcessWatch:
         self.processes.mark_exited(name)  # senders to its full inbox now fail instead of waiting
         components = [c for c in self.processes.components_of(name) if not self.run.is_stopped(c)]
         if not components:
+            return
+        if self.processes.specs[name].kind == "evaluator" and not self.run.stopping:
+            for component in components:  # evaluation is an extra: its end does not end the training
+                self.run.count_as_stopped(component)
             return
         if not self.run.stopping or code != 0:
             self.run.fail(f"Process {name} {how}")

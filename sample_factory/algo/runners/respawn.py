@@ -14,6 +14,9 @@ seconds. A restart then runs in three steps, one restart at a time (a second dea
 3. *back*: when its components report ready, the peers resume (requests re-issued, parked slots handed over,
    trajectories sent again) and a rollout worker begins sampling.
 
+The evaluator has no peers: nothing waits for it, so it is simply started again and the runner asks it again for
+the evaluation it lost. When it may not be restarted, training goes on without evaluations.
+
 One restart at a time keeps the peers' view simple: a component that starts always finds the others up or
 already known to be down. Caps: ``--max_restarts`` per process, ``--max_restarts_total`` in all, and a learner that
 dies again within ``LEARNER_REPEAT_WINDOW_S`` of its restart stops the run (its checkpoint may be the cause).
@@ -95,7 +98,9 @@ class Respawner:
         refusal = self._refusal(name)
         if refusal is not None:
             tb = self.last_traceback.get(name, "(none: the process left no Python traceback)")
-            log.error("%s: %s; not restarted: %s. Stopping the run. Its last traceback:\n%s", name, how, refusal, tb)
+            spec = self.specs.get(name)
+            outcome = "No more evaluations in this run" if spec and spec.kind == "evaluator" else "Stopping the run"
+            log.error("%s: %s; not restarted: %s. %s. Its last traceback:\n%s", name, how, refusal, outcome, tb)
             return False
         self.restarts[name] += 1
         self.total += 1
@@ -168,6 +173,8 @@ class Respawner:
 
     def _peers_and_message(self, spec: LoopSpec) -> tuple[list[str], str, Any]:
         kinds = self.run.component_kinds
+        if spec.kind == "evaluator":
+            return [], "", None  # nobody waits for it
         if spec.kind == "rollout":
             peers = [n for n, k in kinds.items() if k in ("inference", "batcher")]
             return peers, "on_rollout_worker_lost", spec.worker_idx
@@ -221,7 +228,7 @@ class Respawner:
             for name in run.rollout_workers:
                 if self._alive(name):
                     run.send(name, "on_inference_worker_restarted", spec.name)
-        else:
+        elif spec.kind == "learner":
             self.learner_back_at[spec.name] = time.monotonic()
             for name in run.rollout_workers:
                 if self._alive(name):

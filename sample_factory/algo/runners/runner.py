@@ -59,6 +59,10 @@ class AlgoObserver:
         ``writer`` is that policy's tensorboardX ``SummaryWriter`` (``.summary/{policy_id}``).
         """
 
+    def on_evaluation(self, runner: Runner, policy_id: PolicyID, env_steps: int, results: dict[str, float]) -> None:
+        """An evaluation of ``policy_id`` ended (``--eval_every_env_steps``): ``results`` are its ``eval/*`` scalars
+        (``eval/avg_reward``, ``eval/avg_episode_len``, ...) for the weights of ``env_steps``."""
+
     def on_stop(self, runner: Runner) -> None:
         """The run is ending (target reached, interrupt or failure), before the summary writers are closed."""
 

@@ -16,13 +16,14 @@ import time
 from collections.abc import Callable
 
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
+from sample_factory.algo.runners.evaluation_reports import EvaluationResults, EvaluationSchedule, summary_step
 from sample_factory.algo.runners.hooks import ObserverError, UserHooks
 from sample_factory.algo.runners.run_control import NoSupervision, Supervision
 from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.algo.runners.stats import RunStats, SummaryWriters
 from sample_factory.algo.runners.wandb_utils import WandbLogger, init_wandb
 from sample_factory.algo.utils.checkpoints import best_metric_value
-from sample_factory.algo.utils.wiring import RUNNER, learner_name
+from sample_factory.algo.utils.wiring import RUNNER, evaluator_name, learner_name
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.utils.logging_setup import log
@@ -76,6 +77,9 @@ class RunnerComponent(Component):
         self._interrupted = False
         self.replayed: dict[tuple, tuple] = {}  # (component, slot, first arg) -> args, see REPLAYED_SLOTS
         self.episodes_after_stop = 0  # episodes reported by stopping workers, after the final status line
+        # --eval_every_env_steps: when to ask the evaluator, where its results go (None without an evaluator)
+        self.eval_schedule: EvaluationSchedule | None = None
+        self.eval_results: EvaluationResults | None = None
 
     # ---------------------------------------------------------------- life cycle
     def attach(self, loop: EventLoop, specs: list[LoopSpec]) -> None:
@@ -83,6 +87,9 @@ class RunnerComponent(Component):
         self.component_names = [name for spec in specs for name in spec.component_names]
         self.component_kinds = component_kinds(specs)
         self.rollout_workers = rollout_worker_names(specs)
+        if evaluator_name() in self.component_kinds:
+            self.eval_schedule = EvaluationSchedule(self.cfg.eval_every_env_steps, self.cfg.num_policies)
+            self.eval_results = EvaluationResults(self.cfg)
         loop.add_component(self)
         loop.add_timer(REPORT_PERIOD, self._report)
         loop.add_timer(max(1.0, self.cfg.experiment_summaries_interval), self._write_summaries)
@@ -115,6 +122,9 @@ class RunnerComponent(Component):
     def on_component_ready(self, name: str) -> None:
         self.ready.add(name)
         self.last_heartbeat[name] = time.monotonic()
+        if name == evaluator_name():
+            self.eval_schedule.evaluator_ready()
+            self._request_evaluation()
         if self.sampling_started_at is not None:
             self.supervision.component_ready_again(name)
             return
@@ -149,6 +159,7 @@ class RunnerComponent(Component):
         if lost:
             self.stats.forget_lost_steps(policy_id, lost)
         self.stats.record_env_steps(policy_id, env_steps)
+        self._request_evaluation()
 
     def on_episodes_finished(self, episodes: list) -> None:
         handlers = self.hooks.episode_finished if self.hooks.stats_handlers else None
@@ -164,6 +175,7 @@ class RunnerComponent(Component):
         self.stats.record_env_steps(policy_id, env_steps)
         if stats:
             self.stats.policy_stats[policy_id].train = stats
+        self._request_evaluation()
         if trained:
             self.training_iteration_since_resume += 1
             self.call_user_code(self.hooks.notify, "on_training_step", self.training_iteration_since_resume)
@@ -172,6 +184,34 @@ class RunnerComponent(Component):
 
     def on_restart_ack(self, token: int, name: str, payload: dict | None) -> None:
         self.supervision.on_restart_ack(token, name, payload)
+
+    def on_evaluation_done(self, policy_id: int, env_steps: int, results: dict[str, float]) -> None:
+        """The evaluator's averages for ``policy_id``'s weights at ``env_steps``: summaries, eval.csv, a log line and
+        the observers' ``on_evaluation``; then the next request. (A best checkpoint by an ``eval/`` metric is the
+        evaluator's to write: it holds the very weights it evaluated.)"""
+        self.eval_schedule.finished()
+        if self.writers is None:  # arrived after the run ended its summaries
+            return
+        scalars = self.eval_results.record(policy_id, env_steps, results)
+        step = summary_step(self.cfg, env_steps, self.env_info.frameskip)
+        self.writers.scalars(policy_id, scalars, step)
+        if self.wandb is not None:  # lifecycle
+            self.wandb.log(policy_id, scalars, step)
+        self.call_user_code(self.hooks.notify, "on_evaluation", policy_id, env_steps, scalars)
+        self._request_evaluation()
+
+    def on_evaluation_failed(self, policy_id: int, env_steps: int, error: str) -> None:
+        log.warning("Evaluation of policy %d at %d env steps failed (%s), training goes on", policy_id, env_steps,
+                    error)  # fmt: skip
+        self.eval_schedule.finished()
+        self._request_evaluation()
+
+    def _request_evaluation(self) -> None:
+        if self.eval_schedule is None or self.stop_requested_at is not None:
+            return
+        request = self.eval_schedule.next_request(self.stats.env_steps)
+        if request is not None:
+            self.send(evaluator_name(), "on_evaluate", *request)
 
     def on_process_traceback(self, loop_name: str, tb: str) -> None:
         self.supervision.record_traceback(loop_name, tb)
@@ -184,6 +224,8 @@ class RunnerComponent(Component):
 
     def on_component_stopped(self, name: str, tree: str) -> None:
         self.stopped_trees[name] = tree
+        if name == evaluator_name():
+            self.eval_schedule.evaluator_gone()
         if set(self.stopped_trees) >= set(self.component_names):
             self._finish()
 
@@ -222,6 +264,8 @@ class RunnerComponent(Component):
         return self.stats.env_steps[policy_id]
 
     def forget_components(self, names: list[str]) -> None:
+        if evaluator_name() in names:
+            self.eval_schedule.evaluator_gone()
         for name in names:
             self.ready.discard(name)
             self.last_heartbeat.pop(name, None)
@@ -412,7 +456,13 @@ class RunnerComponent(Component):
         return self.status
 
 
-_KIND_LABELS = {"rollout": "RolloutWorker", "inference": "InferenceWorker", "batcher": "Batcher", "learner": "Learner"}
+_KIND_LABELS = {
+    "rollout": "RolloutWorker",
+    "inference": "InferenceWorker",
+    "batcher": "Batcher",
+    "learner": "Learner",
+    "evaluator": "Evaluator",
+}
 
 
 def _display_name(name: str, kind: str | None) -> str:

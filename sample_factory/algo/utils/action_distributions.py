@@ -12,6 +12,7 @@ from sample_factory.model.action_distributions import (
     get_action_distribution,
     is_all_discrete,
     is_continuous_action_space,
+    register_action_distribution,
     sample_actions_log_probs,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "get_action_distribution",
     "is_all_discrete",
     "is_continuous_action_space",
+    "register_action_distribution",
     "sample_actions_log_probs",
 ]

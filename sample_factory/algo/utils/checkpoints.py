@@ -138,6 +138,7 @@ def load_latest_checkpoint(cfg: Config, policy_id: int, device: str | torch.devi
 # ---- best policy ---------------------------------------------------------------------------------------------------
 
 _OBJECTIVE_METRICS = ("reward", "true_objective")
+EVAL_METRIC_PREFIX = "eval/"  # the evaluator's results (algo.runners.evaluation_reports)
 _warned_missing_metrics: set[str] = set()
 
 
@@ -146,8 +147,11 @@ def best_metric_value(policy_stats: Any, metric: str) -> float | None:
 
     ``reward`` (the default) means the episode objective: ``info["true_objective"]`` when the env reports one, the
     episode reward otherwise. Any other name is a key of ``info["episode_extra_stats"]``. ``policy_stats`` is the
-    runner's ``PolicyStats`` (deques ``true_objective`` and ``extra[key]``).
+    runner's ``PolicyStats`` (deques ``true_objective`` and ``extra[key]``). An evaluator metric (``eval/...``) has
+    no training average (the evaluator writes the best checkpoints by such a metric itself), so this returns None.
     """
+    if metric.startswith(EVAL_METRIC_PREFIX):
+        return None
     if metric in _OBJECTIVE_METRICS:
         values = policy_stats.true_objective
     else:
@@ -176,6 +180,17 @@ def list_best_checkpoints(cfg: Config, policy_id: int) -> list[str]:
     folder = checkpoint_dir(cfg, policy_id, mkdir=False)
     paths = [p for p in glob.glob(os.path.join(folder, "best_*.pth")) if _BEST_RE.search(p)]
     return sorted(paths, key=lambda p: int(_BEST_RE.search(p).group(1)))
+
+
+def best_checkpoint_value(cfg: Config, policy_id: int, metric: str) -> float | None:
+    """The score in the name of the policy's newest best checkpoint when ``metric`` chose it, else None: where a
+    resumed run's bar for a new best stands."""
+    paths = list_best_checkpoints(cfg, policy_id)
+    if not paths:
+        return None
+    _, _, name, value = _BEST_RE.search(paths[-1]).groups()
+    safe_metric = re.sub(r"[^A-Za-z0-9_.-]", "_", metric) or "metric"
+    return float(value) if name == safe_metric else None
 
 
 def best_checkpoint_path(cfg: Config, policy_id: int) -> str | None:

@@ -62,10 +62,11 @@ def _torch_dtype(np_dtype) -> torch.dtype:
     return torch.from_numpy(np.zeros(1, dtype=np_dtype)).dtype
 
 
-def action_template(action_space) -> Tensor:
-    """One sampled action (batch of 1) from uniform logits: gives the buffer's action shape and dtype."""
-    logits = torch.zeros(1, calc_num_action_parameters(action_space))
-    distribution = get_action_distribution(action_space, logits)
+def action_template(action_space, distribution_name: str | None = None) -> Tensor:
+    """One sampled action (batch of 1) from uniform logits: gives the buffer's action shape and dtype (of the
+    distribution registered as ``distribution_name``, ``--action_distribution``, when one is)."""
+    logits = torch.zeros(1, calc_num_action_parameters(action_space, distribution_name))
+    distribution = get_action_distribution(action_space, logits, name=distribution_name)
     return buffer_actions(distribution, distribution.sample())
 
 
@@ -107,13 +108,14 @@ def allocate_trajectories(cfg: Config, env_info: EnvInfo, num_slots: int, share:
     obs = TensorDict()
     for key, space in obs_space_dict(env_info.obs_space).items():
         obs[key] = torch.zeros((num_slots, T + 1, *space.shape), dtype=_torch_dtype(space.dtype))
-    act = action_template(env_info.action_space)
+    act = action_template(env_info.action_space, cfg.action_distribution)
+    num_action_parameters = calc_num_action_parameters(env_info.action_space, cfg.action_distribution)
     traj = TensorDict(
         obs=obs,
         rnn_states=torch.zeros(num_slots, T + 1, get_rnn_size(cfg)),
         actions=torch.zeros((num_slots, T, *act.shape[1:]), dtype=act.dtype),
         log_prob_actions=torch.zeros(num_slots, T),
-        action_logits=torch.zeros(num_slots, T, calc_num_action_parameters(env_info.action_space)),
+        action_logits=torch.zeros(num_slots, T, num_action_parameters),
         values=torch.zeros(num_slots, T),
         policy_version=torch.zeros(num_slots, T, dtype=torch.int64),
         rewards=torch.zeros(num_slots, T),

@@ -16,6 +16,8 @@ Data flow (every arrow is a small message; bulk data stays in shared memory):
     RolloutWorker --on_episodes_finished(stats)--> Runner
     LearnerWorker --on_train_stats(policy, stats, env_steps)--> Runner
     LearnerWorker --on_env_steps(policy, env_steps)--> Runner   (once at start: the count resumed from)
+    Runner --on_evaluate(policy, env_steps)--> Evaluator   (--eval_every_env_steps: one request at a time, when due)
+    Evaluator --on_evaluation_done(policy, env_steps, results)--> Runner   (or on_evaluation_failed(policy, error))
     every component --on_component_ready / on_heartbeat / on_component_error / on_component_stopped--> Runner
     Runner --on_stop_requested--> every component (the learner's takes save: whether to write a checkpoint)
 
@@ -35,7 +37,8 @@ Delivery: no message is dropped; a full inbox blocks the sender (back-pressure) 
 that has exited makes the send fail, as an error of the destination component (see ``event_loop``).
 
 Processes (parallel mode): one per rollout worker, one per inference worker, one
-per policy for its batcher + learner; the runner is the main process. In serial
+per policy for its batcher + learner, one for the evaluator when it is on; the
+runner is the main process. In serial
 mode every component lives on the runner's loop. A batcher and its learner share
 only the batch buffers (``learning.batch_buffers``, allocated once on the
 learner's device by ``learning.loop_specs.build_learner``); the buffers' indices
@@ -50,7 +53,7 @@ from __future__ import annotations
 
 from sample_factory.messaging.event_loop import RUNNER
 
-__all__ = ["RUNNER", "batcher_name", "inference_worker_name", "learner_name", "rollout_worker_name"]
+__all__ = ["RUNNER", "batcher_name", "evaluator_name", "inference_worker_name", "learner_name", "rollout_worker_name"]
 
 
 def rollout_worker_name(worker_idx: int) -> str:
@@ -67,3 +70,7 @@ def batcher_name(policy_id: int) -> str:
 
 def learner_name(policy_id: int) -> str:
     return f"learner_p{policy_id}"
+
+
+def evaluator_name() -> str:
+    return "evaluator"

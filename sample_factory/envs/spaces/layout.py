@@ -4,7 +4,8 @@ A plain ``Box`` observation space appears to the model as the dict ``{"obs": spa
 ``calc_num_actions`` numbers in the trajectory buffers and ``calc_num_action_parameters`` outputs of the policy head
 (``Discrete(n)``: 1 and ``n``; ``Box`` of ``d`` elements: ``d`` and ``2 d``, means then log standard deviations;
 ``MultiDiscrete`` and ``Tuple``: the sums over their components, nesting allowed). An action mask has one entry per
-discrete choice (``num_mask_entries``).
+discrete choice (``num_mask_entries``). An autoregressive policy head draws the sub-actions of
+``autoregressive_sub_spaces`` one after the other.
 """
 
 from __future__ import annotations
@@ -85,3 +86,21 @@ def num_mask_entries(action_space: gym.Space) -> int:
     if isinstance(action_space, gym.spaces.Tuple):
         return sum(num_mask_entries(space) for space in action_space.spaces)
     return calc_num_action_parameters(action_space)
+
+
+def autoregressive_sub_spaces(action_space: gym.Space) -> list[gym.Space]:
+    """The sub-action spaces in order: a ``MultiDiscrete``'s components, or a flat ``Tuple`` of Discrete and Box.
+
+    Raises ValueError naming the fix for any other space (nested tuples included: their stored layout would not
+    match the component-wise KL of the learner).
+    """
+    if isinstance(action_space, gym.spaces.MultiDiscrete):
+        return [gym.spaces.Discrete(int(n)) for n in action_space.nvec.flatten()]
+    if isinstance(action_space, gym.spaces.Tuple) and all(
+        isinstance(space, (gym.spaces.Discrete, gym.spaces.Box)) for space in action_space.spaces
+    ):
+        return list(action_space.spaces)
+    raise ValueError(
+        f"--action_head=autoregressive needs a MultiDiscrete action space or a flat Tuple of Discrete and Box "
+        f"spaces, the env has {action_space}: use --action_head=factorized"
+    )
