@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -60,6 +61,22 @@ def _offline_runs(experiment_folder: Path) -> list[Path]:
     return sorted((experiment_folder / "wandb").glob("offline-run-*"))
 
 
+def _records_once_flushed(record_log: Path, names: tuple[bytes, ...], deadline_s: float = 30.0) -> bytes:
+    """The record log's bytes once it holds every name, or as it is after ``deadline_s``. wandb's service process
+    writes the log on its own schedule and may still be appending when the training process has exited."""
+    end = time.monotonic() + deadline_s
+    while True:
+        records = record_log.read_bytes()
+        if all(name in records for name in names) or time.monotonic() > end:
+            return records
+        time.sleep(0.2)
+
+
+def _internal_log_tail(run_folder: Path) -> str:
+    logs = sorted(run_folder.glob("logs/debug-internal.log"))
+    return logs[0].read_text(errors="replace")[-2000:] if logs else "(no debug-internal.log)"
+
+
 @pytest.mark.skipif(__import__("importlib").util.find_spec("wandb") is None, reason="wandb is not installed")
 def test_training_logs_to_wandb_offline_and_resume_reuses_the_run(tmp_path: Path, monkeypatch) -> None:
     # the real package in its offline mode: nothing leaves the machine, the run is written to the experiment folder
@@ -77,9 +94,10 @@ def test_training_logs_to_wandb_offline_and_resume_reuses_the_run(tmp_path: Path
     # offline runs keep what was logged in a binary record log (synced later by `wandb sync`); metric names are
     # stored verbatim in it, so finding them shows the summaries reached the real package
     (record_log,) = runs[0].glob("run-*.wandb")
-    records = record_log.read_bytes()
-    for name in (b"p0/0_aux/avg_reward", b"p0/train/loss", b"p0/perf/_fps", b"global_step"):
-        assert name in records, name
+    names = (b"p0/0_aux/avg_reward", b"p0/train/loss", b"p0/perf/_fps", b"global_step")
+    records = _records_once_flushed(record_log, names)
+    for name in names:
+        assert name in records, (name, first.output[-2000:], _internal_log_tail(runs[0]))
 
     resumed = run_module(TRAIN, cartpole_args(tmp_path, "w", 12000, *args), timeout=120)
     assert resumed.returncode == 0, resumed.output[-3000:]

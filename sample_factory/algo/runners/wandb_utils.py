@@ -55,12 +55,14 @@ class WandbLogger:
     def __init__(self, wandb: ModuleType, run: Any) -> None:
         self.wandb = wandb
         self.run = run
+        self.rows_logged = 0
 
     def log(self, policy_id: PolicyID, values: dict[str, float], env_steps: int) -> None:
         data: dict[str, float] = {f"p{policy_id}/{tag}": value for tag, value in values.items() if value is not None}
         data["global_step"] = env_steps
         try:
             self.run.log(data)
+            self.rows_logged += 1
         except Exception as exc:  # a network hiccup must not stop the training
             log.warning("W&B logging failed: %s", exc)
 
@@ -69,6 +71,8 @@ class WandbLogger:
             self.run.finish()
         except Exception as exc:
             log.warning("Closing the W&B run failed: %s", exc)
+        else:
+            log.info("W&B run %s closed after %d logged rows", self.run.id, self.rows_logged)
 
 
 def init_wandb(cfg: Config) -> WandbLogger | None:
