@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from sample_factory.launcher import slurm_wait
-from sample_factory.launcher.launcher_utils import LauncherError, format_table, str2bool
+from sample_factory.launcher.launcher_utils import LauncherError, format_table, read_template, str2bool
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 from sample_factory.launcher.slurm_script import (
     DEFAULT_SBATCH_TEMPLATE,
@@ -113,20 +113,10 @@ def _options(args: argparse.Namespace) -> SlurmOptions:
     )
 
 
-def _template(path: str | None) -> str:
-    if path is None:
-        return DEFAULT_SBATCH_TEMPLATE
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise LauncherError(f"--slurm_sbatch_template={path}: cannot read it ({e.strerror})") from e
-
-
 def prepare_jobs(description: RunDescription, args: argparse.Namespace) -> tuple[list[SlurmExperiment], str]:
     """Write every job script and the cancel helper; return the experiments and the helper's path."""
     options = _options(args)
-    template = _template(args.slurm_sbatch_template)
+    template = read_template(args.slurm_sbatch_template, DEFAULT_SBATCH_TEMPLATE, "--slurm_sbatch_template")
     workdir = os.path.abspath(args.slurm_workdir or os.path.join(description.run_dir(args.train_dir), "slurm"))
     os.makedirs(workdir, exist_ok=True)
     experiments = []
