@@ -283,10 +283,16 @@ def _pip(venv: str, *requirements: str) -> None:
     subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", *requirements], check=True)
 
 
-def _installed(python: str, *distributions: str) -> bool:
-    """Whether the interpreter has these distributions (asked through metadata: nothing of them is imported)."""
-    probe = "import importlib.metadata as m, sys; [m.version(d) for d in sys.argv[1:]]"
-    return subprocess.run([python, "-c", probe, *distributions], capture_output=True).returncode == 0
+def _installed(python: str, *requirements: str) -> bool:
+    """Whether the interpreter has these distributions, at the pinned version where a requirement pins one (asked
+    through package metadata: nothing of them is imported)."""
+    names = [r.split("==")[0] for r in requirements]
+    probe = "import importlib.metadata as m, sys; print(' '.join(m.version(d) for d in sys.argv[1:]))"
+    result = subprocess.run([python, "-c", probe, *names], capture_output=True, text=True)
+    if result.returncode != 0:
+        return False
+    found = result.stdout.split()
+    return all("==" not in r or v.split("+")[0] == r.split("==")[1] for r, v in zip(requirements, found, strict=True))
 
 
 def _site_packages(python: str) -> str:
@@ -302,11 +308,11 @@ def ensure_reference(venv: str, torch_requirement: str, extras: set[str]) -> str
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     if not _installed(python, "torch"):
         _pip(venv, torch_requirement)
-    if not _installed(python, "sample-factory"):
+    if not _installed(python, REFERENCE):
         _pip(venv, REFERENCE)
     for extra in sorted(extras):
         requirements = REFERENCE_EXTRAS[extra]
-        if not _installed(python, *(r.split("==")[0] for r in requirements)):
+        if not _installed(python, *requirements):
             _pip(venv, *requirements)
     if "atari" in extras:
         with open(os.path.join(_site_packages(python), ALE_PTH), "w") as f:

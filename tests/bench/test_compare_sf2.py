@@ -193,3 +193,12 @@ def test_list_prints_every_workload_command(capsys):
     out = capsys.readouterr().out
     for name, workload in compare_sf2.WORKLOADS.items():
         assert f"{name}: python -m {workload.module} --env=" in out
+
+
+def test_installed_checks_pinned_versions_through_metadata():
+    import importlib.metadata
+
+    version = importlib.metadata.version("pytest")
+    assert compare_sf2._installed(sys.executable, "pytest", f"pytest=={version}")
+    assert not compare_sf2._installed(sys.executable, "pytest==0.0.1")  # another version: reinstall
+    assert not compare_sf2._installed(sys.executable, "no-such-distribution-here")
