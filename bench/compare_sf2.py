@@ -14,10 +14,11 @@ script is stopped, the whole group (workers included) is ended.
 
 The reference is installed once, from PyPI, into a virtual environment of its own (``--ref_venv``): ``torch``
 first, then ``sample-factory==2.1.1 vizdoom``; the MuJoCo workload adds ``mujoco==2.3.7`` (the MuJoCo of its
-time) and the Atari workload ``ale-py==0.9.1``. ale-py 0.9 ships the Atari ROMs but registers the Atari ids with
-gymnasium only when imported, which gymnasium 0.29 (the reference's pin) does not do by itself, so a one-line
-``.pth`` file in that venv imports it at start-up. The reference runs as a separate process from an empty scratch
-folder, with no ``PYTHONPATH``: its modules and ours never mix, and nothing of it is imported here.
+time) and ``imageio`` (gymnasium 0.29's MuJoCo envs import it), the Atari workload ``ale-py==0.9.1``. ale-py 0.9
+ships the Atari ROMs but registers the Atari ids with gymnasium only when imported, which gymnasium 0.29 (the
+reference's pin) does not do by itself, so a one-line ``.pth`` file in that venv imports it at start-up. The
+reference runs as a separate process from an empty scratch folder, with no ``PYTHONPATH``: its modules and ours
+never mix, and nothing of it is imported here.
 
 Per run it prints the env steps and the FPS of the final ``Collected {0: N}, FPS: X`` line each system writes,
 the whole process's wall-clock time (start-up and shut-down included, so steps/s is lower than FPS) and the last
@@ -44,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = "sample-factory==2.1.1"
-REFERENCE_EXTRAS = {"vizdoom": ("vizdoom",), "mujoco": ("mujoco==2.3.7",), "atari": ("ale-py==0.9.1",)}
+REFERENCE_EXTRAS = {"vizdoom": ("vizdoom",), "mujoco": ("mujoco==2.3.7", "imageio"), "atari": ("ale-py==0.9.1",)}
 ALE_PTH = "compare_sf2_ale_py.pth"  # makes every interpreter of the reference venv import ale_py (see above)
 
 _SMALL_MACHINE = ("--device=cpu", "--seed=1")
