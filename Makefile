@@ -8,6 +8,10 @@ EXTRAS ?= dev,vizdoom,mujoco,atari,pettingzoo,envpool,video,onnx,wandb,huggingfa
 PYTEST_ARGS ?=
 # make train resumes the same experiment by default; RESTART=restart moves the old one aside
 RESTART ?= resume
+# make bench: this repository against Sample Factory 2.1.1 (installed once into a scratch venv), runs alternated;
+# BENCH lists workloads (python bench/compare_sf2.py --list), REPS the runs of each system
+BENCH ?= cartpole_matched
+REPS ?= 2
 # folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
 SLURM_DIR ?= /tmp/sf_slurm
 
@@ -65,7 +69,7 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build -q --strict
 
 bench: setup
-	../shared/bench/compare_sf2.sh cartpole
+	$(PY) bench/compare_sf2.py --reps=$(REPS) $(BENCH)
 
 # a one-node Slurm cluster to try the launcher's slurm backend on: prints the SLURM_CONF to export
 slurm-up: setup slurm-deps

@@ -60,7 +60,7 @@ CSV_KEYS = (
 )  # fmt: skip
 
 
-# ---------------------------------------------------------------- pure helpers (unit-tested)
+# ---------------------------------------------------------------- pure functions (unit-tested)
 def rss_slope_mb_per_10min(times_s: list[float], rss_mb: list[float]) -> float:
     """Least-squares slope of ``rss_mb`` over ``times_s``, in MB per 10 minutes (0 with fewer than 2 points)."""
     n = len(times_s)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.typing import StatusCode
+from sf_examples.entry_points import enjoy_status
 from sf_examples.train_custom_multi_env import parse_multi_env_args, register_multi_env_components
 
 
 def main() -> StatusCode:
     register_multi_env_components()
     cfg = parse_multi_env_args(evaluation=True)
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_status(cfg)
 
 
 if __name__ == "__main__":

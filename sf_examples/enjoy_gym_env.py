@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
+from sf_examples.entry_points import enjoy_status
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
 
@@ -23,8 +23,7 @@ def main() -> StatusCode:
     except UnknownEnvError as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_status(cfg)
 
 
 if __name__ == "__main__":

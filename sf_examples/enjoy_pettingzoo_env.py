@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.typing import StatusCode
-from sf_examples.train_pettingzoo_env import check_env_name, parse_pettingzoo_args, register_pettingzoo_envs
+from sf_examples.entry_points import enjoy_family_env
+from sf_examples.train_pettingzoo_env import PETTINGZOO_SPECS, parse_pettingzoo_args, register_pettingzoo_envs
 
 
 def main() -> StatusCode:
     register_pettingzoo_envs()
     cfg = parse_pettingzoo_args(evaluation=True)
-    if not check_env_name(cfg):
-        return 1
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_family_env(cfg, PETTINGZOO_SPECS)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ import argparse
 import sys
 from typing import Any
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.batched_cartpole import ENV_NAME, add_batched_cartpole_args, register_batched_cartpole
+from sf_examples.entry_points import FamilyFlags
 from sf_examples.gym.gym_utils import GYM_DEFAULTS
 
 BATCHED_CARTPOLE_DEFAULTS: dict[str, Any] = {
@@ -40,11 +40,14 @@ def batched_cartpole_override_defaults(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(**BATCHED_CARTPOLE_DEFAULTS)
 
 
+BATCHED_CARTPOLE_FLAGS = FamilyFlags(
+    add_batched_cartpole_args, batched_cartpole_override_defaults, train_script="sf_examples.train_batched_cartpole"
+)
+
+
 def parse_batched_cartpole_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
-    add_batched_cartpole_args(parser)
-    batched_cartpole_override_defaults(parser)
-    return parse_full_cfg(parser, argv)
+    """Standard flags, the batched CartPole's flags and defaults, then the strict final parse."""
+    return BATCHED_CARTPOLE_FLAGS.parse(argv, evaluation)
 
 
 def main() -> StatusCode:

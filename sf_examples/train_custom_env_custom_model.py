@@ -30,9 +30,9 @@ from sample_factory.model.model_utils import nonlinearity
 from sample_factory.train import run_rl
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, ObsSpace, StatusCode
+from sf_examples.cell_rendering import CellRendering
 
 ENV_NAME = "my_custom_env_v1"
-CELL_PIXELS = 16  # side of one grid cell in rendered frames
 # (row, col) offset of each action: up, down, left, right
 MOVES = np.array([(-1, 0), (1, 0), (0, -1), (0, 1)], dtype=np.int64)
 STEP_PENALTY = 0.01
@@ -54,14 +54,12 @@ CUSTOM_ENV_DEFAULTS: dict[str, Any] = {
 }
 
 
-class GridGoalEnv(gym.Env):
+class GridGoalEnv(CellRendering, gym.Env):
     """Move the agent (4 actions) to the goal on a ``grid_size`` x ``grid_size`` grid.
 
     ``episode_len`` truncates episodes that never reach the goal, so the time limit is a truncation (bootstrapped),
     not a termination.
     """
-
-    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 8}
 
     def __init__(self, grid_size: int = 5, episode_len: int = 50, render_mode: str | None = None) -> None:
         if grid_size < 2:
@@ -91,7 +89,7 @@ class GridGoalEnv(gym.Env):
         while np.array_equal(self.goal, self.agent):
             self.goal = self._random_cell()
         self.num_steps = 0
-        self._render_if_human()
+        self.render_if_human()
         return self._observation(), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -103,29 +101,17 @@ class GridGoalEnv(gym.Env):
         info: dict = {}
         if terminated or truncated:
             info["episode_extra_stats"] = {"reached_goal": float(terminated), "steps_taken": float(self.num_steps)}
-        self._render_if_human()
+        self.render_if_human()
         return self._observation(), reward, terminated, truncated, info
 
-    def render(self) -> np.ndarray | None:
-        """``rgb_array``: an RGB frame (agent green, goal red); ``human``: the grid as text on stdout."""
-        if self.render_mode == "rgb_array":
-            return self._rgb_frame()
-        if self.render_mode == "human":
-            print(self._text_frame(), flush=True)
-        return None
-
-    def _render_if_human(self) -> None:
-        # Gymnasium's contract: human rendering happens inside reset()/step(), callers never call render()
-        if self.render_mode == "human":
-            self.render()
-
-    def _rgb_frame(self) -> np.ndarray:
+    def cell_colors(self) -> np.ndarray:
+        """The grid (agent green, goal red) for ``rgb_array`` frames."""
         cells = np.full((self.grid_size, self.grid_size, 3), 40, dtype=np.uint8)
         cells[self.goal[0], self.goal[1]] = (220, 40, 40)
         cells[self.agent[0], self.agent[1]] = (40, 200, 60)
-        return np.repeat(np.repeat(cells, CELL_PIXELS, axis=0), CELL_PIXELS, axis=1)
+        return cells
 
-    def _text_frame(self) -> str:
+    def text_frame(self) -> str:
         rows = [["." for _ in range(self.grid_size)] for _ in range(self.grid_size)]
         rows[self.goal[0]][self.goal[1]] = "G"
         rows[self.agent[0]][self.agent[1]] = "A"

@@ -24,11 +24,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
 from sample_factory.train import run_rl
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, StatusCode
+from sf_examples.cell_rendering import CellRendering
+from sf_examples.entry_points import FamilyFlags
 
 ENV_NAME = "my_custom_multi_env_v1"
 NUM_AGENTS = 2
@@ -36,7 +37,6 @@ MOVES = (-1, 0, 1)  # action -> position change: left, stay, right
 STEP_PENALTY = 0.01
 COLLISION_PENALTY = 0.1
 GOAL_REWARD = 1.0
-CELL_PIXELS = 16
 
 MULTI_ENV_DEFAULTS: dict[str, Any] = {
     "env": ENV_NAME,
@@ -53,10 +53,8 @@ MULTI_ENV_DEFAULTS: dict[str, Any] = {
 }
 
 
-class LineGoalsMultiEnv(gym.Env):
+class LineGoalsMultiEnv(CellRendering, gym.Env):
     """Two agents on ``num_cells`` cells, each walking to its own goal; agents reset independently."""
-
-    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 8}
 
     def __init__(self, num_cells: int = 7, episode_len: int = 30, render_mode: str | None = None) -> None:
         if num_cells < 3:
@@ -95,7 +93,7 @@ class LineGoalsMultiEnv(gym.Env):
         super().reset(seed=seed)
         for agent in range(self.num_agents):
             self._reset_agent(agent)
-        self._render_if_human()
+        self.render_if_human()
         return self._observations(), [{} for _ in range(self.num_agents)]
 
     def step(self, actions: Sequence[int]) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
@@ -113,7 +111,7 @@ class LineGoalsMultiEnv(gym.Env):
             rewards.append(reward - COLLISION_PENALTY * float(collided))
             infos.append(self._end_of_episode_info(agent, terminated[agent], truncated[agent]))
         self._auto_reset(terminated, truncated)
-        self._render_if_human()
+        self.render_if_human()
         return self._observations(), rewards, terminated, truncated, infos
 
     def _end_of_episode_info(self, agent: int, terminated: bool, truncated: bool) -> dict:
@@ -128,27 +126,16 @@ class LineGoalsMultiEnv(gym.Env):
             if terminated[agent] or truncated[agent]:
                 self._reset_agent(agent)
 
-    def render(self) -> np.ndarray | None:
-        """``rgb_array``: one row of cells per agent (agent bright, goal dim); ``human``: text on stdout."""
-        if self.render_mode == "rgb_array":
-            return self._rgb_frame()
-        if self.render_mode == "human":
-            print(self._text_frame(), flush=True)
-        return None
-
-    def _render_if_human(self) -> None:
-        if self.render_mode == "human":
-            self.render()
-
-    def _rgb_frame(self) -> np.ndarray:
+    def cell_colors(self) -> np.ndarray:
+        """One row of cells per agent (agent bright, goal dim) for ``rgb_array`` frames."""
         colors = np.array([(40, 200, 60), (60, 120, 230)], dtype=np.uint8)
         cells = np.full((self.num_agents, self.num_cells, 3), 30, dtype=np.uint8)
         for agent in range(self.num_agents):
             cells[agent, self.goals[agent]] = colors[agent] // 3
             cells[agent, self.positions[agent]] = colors[agent]
-        return np.repeat(np.repeat(cells, CELL_PIXELS, axis=0), CELL_PIXELS, axis=1)
+        return cells
 
-    def _text_frame(self) -> str:
+    def text_frame(self) -> str:
         lines = []
         for agent in range(self.num_agents):
             row = ["." for _ in range(self.num_cells)]
@@ -182,14 +169,15 @@ def multi_env_override_defaults(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(**MULTI_ENV_DEFAULTS)
 
 
+MULTI_ENV_FLAGS = FamilyFlags(
+    add_multi_env_args, multi_env_override_defaults, train_script="sf_examples.train_custom_multi_env"
+)
+
+
 def parse_multi_env_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, then this example's flags and defaults, then the strict final parse."""
-    parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
-    add_multi_env_args(parser)
-    multi_env_override_defaults(parser)
-    if evaluation:
-        parser.set_defaults(train_script="sf_examples.train_custom_multi_env")
-    return parse_full_cfg(parser, argv)
+    """Standard flags, then this example's flags and defaults, then the strict final parse (the steps are spelled
+    out in ``sf_examples/train_custom_env_custom_model.py``)."""
+    return MULTI_ENV_FLAGS.parse(argv, evaluation)
 
 
 def register_multi_env_components() -> None:

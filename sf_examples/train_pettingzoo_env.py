@@ -22,16 +22,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-from sample_factory.envs.env_utils import register_env, require_optional_module, unknown_env_message
+from sample_factory.envs.env_utils import require_optional_module
 from sample_factory.envs.pettingzoo_envs import ObsTransform, PettingZooParallelEnv
-from sample_factory.train import run_rl
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, StatusCode
-from sample_factory.utils.utils import log
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
 
-TRAIN_SCRIPT = "sf_examples.train_pettingzoo_env"
-ENJOY_SCRIPT = "sf_examples.enjoy_pettingzoo_env"
 DEFAULT_ENV = "knights_archers_zombies_v11"
 
 
@@ -138,35 +134,27 @@ def pettingzoo_override_defaults(env_name: str, parser: argparse.ArgumentParser)
 def register_pettingzoo_envs(env_name: str | None = None) -> None:
     """Register every env of the family (``env_name``, passed by generic tools, makes no difference)."""
     del env_name
-    for name in PETTINGZOO_SPECS:
-        register_env(name, make_pettingzoo_env)
+    register_family_envs(PETTINGZOO_SPECS, make_pettingzoo_env)
+
+
+PETTINGZOO_FLAGS = FamilyFlags(
+    add_pettingzoo_env_args,
+    pettingzoo_override_defaults,
+    train_script="sf_examples.train_pettingzoo_env",
+    enjoy_script="sf_examples.enjoy_pettingzoo_env",
+    default_env=DEFAULT_ENV,
+)
 
 
 def parse_pettingzoo_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
     """Standard flags, the family's flags and the defaults of ``--env`` (default env if none), then the final parse."""
-    parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
-    env_name = partial_cfg.env or DEFAULT_ENV
-    add_pettingzoo_env_args(env_name, parser)
-    pettingzoo_override_defaults(env_name, parser)
-    if evaluation:
-        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
-    return parse_full_cfg(parser, argv)
-
-
-def check_env_name(cfg: Config) -> bool:
-    """Fail early, naming the family's envs, before any process starts."""
-    if cfg.env in PETTINGZOO_SPECS:
-        return True
-    log.error("%s", unknown_env_message(str(cfg.env), sorted(PETTINGZOO_SPECS)))
-    return False
+    return PETTINGZOO_FLAGS.parse(argv, evaluation)
 
 
 def main() -> StatusCode:
     register_pettingzoo_envs()
     cfg = parse_pettingzoo_args()
-    if not check_env_name(cfg):
-        return 1
-    return run_rl(cfg)
+    return train_family_env(cfg, PETTINGZOO_SPECS)
 
 
 if __name__ == "__main__":

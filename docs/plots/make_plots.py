@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "img")
 
-# workload -> list of (ours FPS, reference FPS) pairs, from docs/benchmarks.md (commit 215af79, REPS=3, the latest
-# measurement: "One torch thread in rollout workers, coalesced requests, direct module calls")
+# workload -> list of (ours FPS, reference FPS) pairs: the idle-machine comparison of 2026-11-24 (commit 215af79, 3 runs
+# of each system), listed in docs/benchmarks.md's History
 MATCHED = {
     "cartpole_matched": [(22869, 6651), (23192, 6604), (23320, 6537)],
     "doom_basic_matched": [(3365, 1757), (3486, 1704), (3254, 1820)],

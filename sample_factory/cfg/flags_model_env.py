@@ -115,8 +115,8 @@ def add_default_env_args(p: ArgParser) -> None:
         "--env_gpu_observations",
         type=str2bool,
         default=True,
-        help="Meant for GPU simulators: keep GPU observations on the GPU. Today observations are always copied into "
-        "the CPU trajectory buffers whatever this is; GPU-resident buffers are part of the GPU work.",
+        help="Meant for GPU simulators: keep GPU observations on the GPU. In this version observations are always "
+        "copied into the CPU trajectory buffers whatever this is (there are no GPU-resident trajectory buffers yet).",
     )
     g.add_argument(
         "--env_frameskip",

@@ -1,4 +1,4 @@
-"""Env registry helpers, optional env interfaces and dependency checks.
+"""The env registry, optional env interfaces and dependency checks.
 
 Training code never imports an env directly: it asks the registry for the function registered under
 ``--env`` and calls it inside each rollout worker. Registrations live in the process-wide context

@@ -21,7 +21,7 @@ from sample_factory.huggingface.card_facts import (
 )
 from sample_factory.huggingface.experiment_reader import ExperimentSummary, read_experiment
 from sample_factory.huggingface.hub_client import HubError, check_repo_id, import_hub
-from sample_factory.huggingface.upload import PUSH_ERRORS, push_experiment
+from sample_factory.huggingface.upload import PUSH_ERRORS, CardExtras, push_experiment
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
@@ -118,15 +118,8 @@ def main(argv: list[str] | None = None) -> StatusCode:
             video = None
         elif video is None:
             video, evaluation = record_replay(args, summary.env)
-        push_experiment(
-            summary.folder,
-            args.hf_repository,
-            evaluation=evaluation,
-            video_path=video,
-            train_script=args.train_script,
-            enjoy_script=args.enjoy_script,
-            private=args.private,
-        )
+        extras = CardExtras(evaluation, video, args.train_script, args.enjoy_script)
+        push_experiment(summary.folder, args.hf_repository, extras, private=args.private)
     except PUSH_ERRORS as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 
 from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
@@ -31,14 +32,22 @@ from sample_factory.utils.utils import experiment_dir
 PUSH_ERRORS = (HubError, ExperimentFolderError, MissingDependencyError, UnknownEnvError)
 
 
+@dataclass(frozen=True)
+class CardExtras:
+    """What an upload adds to the experiment folder: the evaluation and replay video of a run just watched, and the
+    scripts the model card names (by default those of config.json, else the env family's)."""
+
+    evaluation: Evaluation | None = None
+    video_path: str | None = None
+    train_script: str | None = None
+    enjoy_script: str | None = None
+
+
 def push_experiment(
     folder: str,
     repo_id: str,
+    extras: CardExtras = CardExtras(),
     *,
-    evaluation: Evaluation | None = None,
-    video_path: str | None = None,
-    train_script: str | None = None,
-    enjoy_script: str | None = None,
     private: bool = False,
     endpoint: str | None = None,
     token: str | None = None,
@@ -48,15 +57,7 @@ def push_experiment(
     import_hub()  # before any work: a missing package is reported first
     summary = read_experiment(folder)
     with tempfile.TemporaryDirectory(prefix="sf_hub_upload_") as staging:
-        files = stage_experiment(
-            summary,
-            repo_id,
-            staging,
-            evaluation=evaluation,
-            video_path=video_path,
-            train_script=train_script,
-            enjoy_script=enjoy_script,
-        )
+        files = stage_experiment(summary, repo_id, staging, extras)
         log.info("Uploading to %s: %s", repo_id, ", ".join(files))
         message = f"Upload {summary.name} ({summary.env}) with sample_factory"
         url = upload_folder(staging, repo_id, commit_message=message, private=private, endpoint=endpoint, token=token)
@@ -65,26 +66,19 @@ def push_experiment(
 
 
 def stage_experiment(
-    summary: ExperimentSummary,
-    repo_id: str,
-    staging_dir: str,
-    *,
-    evaluation: Evaluation | None = None,
-    video_path: str | None = None,
-    train_script: str | None = None,
-    enjoy_script: str | None = None,
+    summary: ExperimentSummary, repo_id: str, staging_dir: str, extras: CardExtras = CardExtras()
 ) -> list[str]:
     """Write what :func:`push_experiment` uploads into the empty ``staging_dir``; returns the repository paths."""
     card = CardInputs(
         repo_id=repo_id,
         summary=summary,
-        scripts=scripts_for(summary.config, train_script, enjoy_script),
+        scripts=scripts_for(summary.config, extras.train_script, extras.enjoy_script),
         flag_changes=flags_differing_from_defaults(summary.config),
-        evaluation=evaluation,
-        video=REPLAY_FILE if video_path is not None else None,
+        evaluation=extras.evaluation,
+        video=REPLAY_FILE if extras.video_path is not None else None,
         library_version=library_version(),
     )
-    return stage_upload(summary, staging_dir, render_model_card(card), video_path)
+    return stage_upload(summary, staging_dir, render_model_card(card), extras.video_path)
 
 
 # ---- after enjoy -----------------------------------------------------------------------------------------------
@@ -99,14 +93,9 @@ def push_after_enjoy(cfg: AttrDict, rewards: list[float]) -> StatusCode:
             "each policy's latest checkpoint"
         )
     try:
-        push_experiment(
-            experiment_dir(cfg, mkdir=False),
-            cfg.hf_repository,
-            evaluation=Evaluation(tuple(rewards), int(cfg.policy_index or 0)),
-            video_path=video,
-            train_script=cfg.train_script,
-            enjoy_script=cfg.enjoy_script,
-        )
+        evaluation = Evaluation(tuple(rewards), int(cfg.policy_index or 0))
+        extras = CardExtras(evaluation, video, cfg.train_script, cfg.enjoy_script)
+        push_experiment(experiment_dir(cfg, mkdir=False), cfg.hf_repository, extras)
     except PUSH_ERRORS as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE

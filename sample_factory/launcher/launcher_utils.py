@@ -1,4 +1,4 @@
-"""Small helpers for run descriptions and the launcher's reports."""
+"""What the launcher's run descriptions and backends share: seeds, job templates, tables and the status line."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ def seeds(num_seeds: int) -> list[int]:
     if num_seeds < 1:
         raise LauncherError(f"seeds(num_seeds={num_seeds}): ask for at least one seed")
     return [i * SEED_STEP for i in range(num_seeds)]
+
+
+def read_template(path: str | None, default: str, flag: str) -> str:
+    """A backend's job template: the file ``path`` names (given with ``flag``), or ``default`` when there is none."""
+    if path is None:
+        return default
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise LauncherError(f"{flag}={path}: cannot read it ({e.strerror})") from e
 
 
 def format_duration(seconds: float) -> str:

@@ -17,7 +17,7 @@ import string
 import subprocess
 import time
 
-from sample_factory.launcher.launcher_utils import LauncherError, str2bool
+from sample_factory.launcher.launcher_utils import LauncherError, read_template, str2bool
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 
 DEFAULT_NGC_JOB_TEMPLATE = """\
@@ -47,16 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def escape_for_double_quotes(text: str) -> str:
     r"""Backslash the characters a shell still interprets inside double quotes (\ " $ `)."""
     return _DOUBLE_QUOTE_SPECIALS.sub(r"\\\1", text)
-
-
-def _read_template(path: str | None) -> str:
-    if path is None:
-        return DEFAULT_NGC_JOB_TEMPLATE
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise LauncherError(f"--ngc_job_template={path}: cannot read it ({e.strerror})") from e
 
 
 def _command_line(command: ExperimentCommand) -> str:
@@ -91,7 +81,8 @@ def generate_commands(description: RunDescription, train_dir: str, template_text
 
 def run(run_description: RunDescription, args: argparse.Namespace) -> int:
     """Print (``--ngc_print_only``) or run every generated command; 1 when any command failed."""
-    commands = generate_commands(run_description, args.train_dir, _read_template(args.ngc_job_template))
+    template = read_template(args.ngc_job_template, DEFAULT_NGC_JOB_TEMPLATE, "--ngc_job_template")
+    commands = generate_commands(run_description, args.train_dir, template)
     if args.ngc_print_only:
         print("\n".join(commands))
         return 0

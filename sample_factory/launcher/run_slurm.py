@@ -1,6 +1,6 @@
 """slurm backend: one sbatch job per experiment, resubmitted after a time-out, optionally waited for.
 
-The launcher writes every job script, a ``cancel_<run>.sh`` helper and per-experiment logs into
+The launcher writes every job script, a ``cancel_<run>.sh`` script and per-experiment logs into
 ``--slurm_workdir`` (a folder the compute nodes see), submits each script with ``sbatch --parsable`` and reports
 submission failures with sbatch's own message. It then returns, unless ``--slurm_wait=True``: then it follows the
 jobs (through their resubmissions) with ``squeue`` and the status files the scripts write, and prints the same
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from sample_factory.launcher import slurm_wait
-from sample_factory.launcher.launcher_utils import LauncherError, format_table, str2bool
+from sample_factory.launcher.launcher_utils import LauncherError, format_table, read_template, str2bool
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 from sample_factory.launcher.slurm_script import (
     DEFAULT_SBATCH_TEMPLATE,
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--slurm_workdir",
         default=None,
-        help="Folder for the job scripts, their logs, status files and the cancel helper; must be visible from "
+        help="Folder for the job scripts, their logs, status files and the cancel script; must be visible from "
         "the compute nodes. Default: <train_dir>/<run_name>/slurm.",
     )
     group.add_argument("--slurm_partition", default=None, help="Partition to submit to (default: the cluster's).")
@@ -132,20 +132,10 @@ def _options(args: argparse.Namespace) -> SlurmOptions:
     )
 
 
-def _template(path: str | None) -> str:
-    if path is None:
-        return DEFAULT_SBATCH_TEMPLATE
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise LauncherError(f"--slurm_sbatch_template={path}: cannot read it ({e.strerror})") from e
-
-
 def prepare_jobs(description: RunDescription, args: argparse.Namespace) -> tuple[list[SlurmExperiment], str]:
-    """Write every job script and the cancel helper; return the experiments and the helper's path."""
+    """Write every job script and the cancel script; return the experiments and the script's path."""
     options = _options(args)
-    template = _template(args.slurm_sbatch_template)
+    template = read_template(args.slurm_sbatch_template, DEFAULT_SBATCH_TEMPLATE, "--slurm_sbatch_template")
     workdir = os.path.abspath(args.slurm_workdir or os.path.join(description.run_dir(args.train_dir), "slurm"))
     os.makedirs(workdir, exist_ok=True)
     experiments = []

@@ -1,4 +1,4 @@
-"""Text of the Slurm job scripts, the sbatch options and the cancel helper (pure functions, no Slurm needed).
+"""Text of the Slurm job scripts, the sbatch options and the cancel script (pure functions, no Slurm needed).
 
 One job script per experiment. It runs the user's template (environment set-up) and then the experiment's
 command, under ``timeout`` when ``--slurm_timeout`` is set. A command that times out got SIGTERM first (Sample

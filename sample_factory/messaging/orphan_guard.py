@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 from typing import Any
 
+from sample_factory.messaging.periodic_thread import PeriodicThread
 from sample_factory.messaging.queue_repair import layout_supported, release_if_dead_holder
 from sample_factory.utils.logging_setup import log
 
@@ -47,17 +47,15 @@ class OrphanGuard:
         self.parent_pid = parent_pid
         self.loop = loop
         self.runner_loop = runner_loop
-        self.check_period_s = check_period_s
         self.grace_s = grace_s
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name=f"{name}-orphan-guard", daemon=True)
+        self.thread = PeriodicThread(f"{name}-orphan-guard", check_period_s, self.check)
 
     def start(self) -> None:
-        self._thread.start()
+        self.thread.start()
 
     def stop(self) -> None:
-        """The loop ended normally: the guard has nothing more to do."""
-        self._done.set()
+        """The loop ended normally: the guard has nothing more to do (not joined: a close-down may be waiting)."""
+        self.thread.stop(join=False)
 
     def parent_gone(self) -> bool:
         """The runner exited. A worker forked from the fork server has that server as its OS parent, so the runner
@@ -67,11 +65,12 @@ class OrphanGuard:
             return not parent.is_alive()
         return os.getppid() != self.parent_pid
 
-    def _watch(self) -> None:
-        while not self._done.wait(self.check_period_s):
-            if self.parent_gone():
-                self._close_down()
-                return
+    def check(self) -> bool:
+        """Close down once the parent is gone (True: the watch is over)."""
+        if not self.parent_gone():
+            return False
+        self._close_down()
+        return True
 
     def _close_down(self) -> None:
         log.error("%s: the runner process is gone, closing down", self.name)
@@ -83,7 +82,7 @@ class OrphanGuard:
                 repair = release_if_dead_holder(q, label)
                 if repair is not None:
                     log.warning("%s: queue repair after the runner's death: %s", self.name, repair.describe())
-        if self._done.wait(self.grace_s):
+        if self.thread.wait(self.grace_s):
             return
         log.error(
             "%s: still running %.0f s after the runner's death (stuck where no repair reaches), exiting now",

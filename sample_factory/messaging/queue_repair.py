@@ -26,11 +26,11 @@ from __future__ import annotations
 import ctypes
 import struct
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sample_factory.messaging.periodic_thread import PeriodicThread
 from sample_factory.utils.logging_setup import log
 
 HEADER = struct.Struct("<6Q")  # capacity, max messages, head, tail, bytes used, message count
@@ -172,8 +172,7 @@ class QueueDoctor:
         self.period_s = period_s
         self.repairs = 0
         self._supported: dict[int, bool] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.thread = PeriodicThread("queue_doctor", period_s, self._check)
 
     def check_once(self) -> list[QueueRepair]:
         """Look at every queue once; repair those held by dead threads."""
@@ -201,19 +200,11 @@ class QueueDoctor:
                 )
         return supported
 
+    def _check(self) -> None:
+        self.check_once()  # the repairs went to on_repair; the watch never ends by itself
+
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._watch, name="queue_doctor", daemon=True)
-        self._thread.start()
+        self.thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.period_s):
-            try:
-                self.check_once()
-            except Exception:  # never let the watcher die silently: a hang would follow unnoticed
-                log.exception("Queue doctor: check failed")
+        self.thread.stop()

@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable
 
+from sample_factory.messaging.periodic_thread import PeriodicThread
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.utils import log
 
@@ -64,8 +65,7 @@ class StallWatchdog:
         self.thread_ident = threading.get_ident() if thread_ident is None else thread_ident
         self.what, self.cause, self.advice = what, cause, advice
         self.last_beat = time.monotonic()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.thread = PeriodicThread("serial_stall_watchdog", min(1.0, timeout_s / 4), self.check)
 
     def beat(self) -> None:
         self.last_beat = time.monotonic()
@@ -73,25 +73,21 @@ class StallWatchdog:
 
     def start(self) -> None:
         self.last_beat = time.monotonic()
-        self._thread = threading.Thread(target=self._watch, name="serial_stall_watchdog", daemon=True)
-        self._thread.start()
+        self.thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self.thread.stop()
 
-    def _watch(self) -> None:
-        period = min(1.0, self.timeout_s / 4)
-        while not self._stop.wait(period):
-            silent = time.monotonic() - self.last_beat
-            limit = self.timeout_s if self.beats else self.startup_timeout_s
-            if silent > limit:
-                message = self.describe_stall(silent, limit)
-                log.error("%s", message)
-                self.on_stall(message)
-                return
+    def check(self) -> bool:
+        """Report a stall (True: the watch is over) or let the watched thread go on."""
+        silent = time.monotonic() - self.last_beat
+        limit = self.timeout_s if self.beats else self.startup_timeout_s
+        if silent <= limit:
+            return False
+        message = self.describe_stall(silent, limit)
+        log.error("%s", message)
+        self.on_stall(message)
+        return True
 
     def describe_stall(self, silent_s: float, limit_s: float) -> str:
         """The error: how long, where the watched thread is now, what to do."""

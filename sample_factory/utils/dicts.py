@@ -1,4 +1,4 @@
-"""Helpers for nested dicts (observation dicts, stats dicts) that callers need to walk or transpose."""
+"""Functions for nested dicts (observation dicts, stats dicts) that callers need to walk or transpose."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Network helpers for envs that talk over local ports (e.g. multiplayer simulators that host a game server)."""
+"""Network functions for envs that talk over local ports (e.g. multiplayer simulators that host a game server)."""
 
 from __future__ import annotations
 

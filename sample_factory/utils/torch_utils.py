@@ -1,4 +1,4 @@
-"""Small PyTorch helpers shared by the model, the learner and the workers."""
+"""Small PyTorch functions shared by the model, the learner and the workers."""
 
 from __future__ import annotations
 

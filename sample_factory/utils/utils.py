@@ -1,4 +1,4 @@
-"""Path and small helpers of Sample Factory 2's public ``sample_factory.utils.utils`` module.
+"""Path and small utility functions of Sample Factory 2's public ``sample_factory.utils.utils`` module.
 
 The logger lives in :mod:`sample_factory.utils.logging_setup`, CPU pinning in :mod:`sample_factory.utils.processes`
 and ``static_vars`` in :mod:`sample_factory.utils.decorators`; they are re-exported here because user code imports

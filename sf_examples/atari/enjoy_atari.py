@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.typing import StatusCode
-from sf_examples.atari.train_atari import check_env_name, parse_atari_cfg, register_atari_components
+from sf_examples.atari.atari_games import ATARI_ENVS
+from sf_examples.atari.train_atari import parse_atari_cfg, register_atari_components
+from sf_examples.entry_points import enjoy_family_env
 
 
 def main() -> StatusCode:
     register_atari_components()
     cfg = parse_atari_cfg(evaluation=True)
-    if not check_env_name(cfg):
-        return 1
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_family_env(cfg, ATARI_ENVS)
 
 
 if __name__ == "__main__":

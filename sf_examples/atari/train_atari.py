@@ -12,53 +12,39 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-from sample_factory.envs.env_utils import register_env, unknown_env_message
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
-from sample_factory.utils.utils import log
 from sf_examples.atari.atari_games import ATARI_ENVS
 from sf_examples.atari.atari_params import add_atari_env_args, atari_override_defaults
 from sf_examples.atari.atari_utils import make_atari_env
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
 
-TRAIN_SCRIPT = "sf_examples.atari.train_atari"
-ENJOY_SCRIPT = "sf_examples.atari.enjoy_atari"
+ATARI_FLAGS = FamilyFlags(
+    add_atari_env_args,
+    atari_override_defaults,
+    train_script="sf_examples.atari.train_atari",
+    enjoy_script="sf_examples.atari.enjoy_atari",
+    defaults_take_evaluation=True,
+)
 
 
 def register_atari_components() -> None:
     """Every ``atari_*`` name creates its env through the same factory; the conv net is chosen by flags."""
-    for env_name in ATARI_ENVS:
-        register_env(env_name, make_atari_env)
+    register_family_envs(ATARI_ENVS, make_atari_env)
 
 
 def parse_atari_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, the family's flags and defaults, then the strict final parse."""
-    parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
-    add_atari_env_args(parser)
-    atari_override_defaults(parser, evaluation=evaluation)
-    if evaluation:
-        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
-    return parse_full_cfg(parser, argv)
+    """Standard flags, the Atari flags and defaults, then the strict final parse."""
+    return ATARI_FLAGS.parse(argv, evaluation)
 
 
 # Sample Factory 2's name for the same function: parse_atari_args(argv=None, evaluation=False) -> cfg
 parse_atari_args = parse_atari_cfg
 
 
-def check_env_name(cfg: Config) -> bool:
-    """Fail early, naming the Atari envs, before any process starts."""
-    if cfg.env in ATARI_ENVS:
-        return True
-    log.error("%s", unknown_env_message(str(cfg.env), sorted(ATARI_ENVS)))
-    return False
-
-
 def main() -> StatusCode:
     register_atari_components()
     cfg = parse_atari_cfg()
-    if not check_env_name(cfg):
-        return 1
-    return run_rl(cfg)
+    return train_family_env(cfg, ATARI_ENVS)
 
 
 if __name__ == "__main__":

@@ -7,22 +7,16 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import StatusCode
-from sample_factory.utils.utils import log
-from sf_examples.dmlab.train_dmlab import check_can_run, parse_dmlab_cfg, register_dmlab_envs
+from sf_examples.dmlab.train_dmlab import can_run, parse_dmlab_cfg, register_dmlab_envs
+from sf_examples.entry_points import enjoy_status
 
 
 def main() -> StatusCode:
     register_dmlab_envs()
     cfg = parse_dmlab_cfg(evaluation=True)
-    problem = check_can_run(cfg)
-    if problem:
-        log.error("%s", problem)
-        return ExperimentStatus.FAILURE
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_status(cfg) if can_run(cfg) else ExperimentStatus.FAILURE
 
 
 if __name__ == "__main__":

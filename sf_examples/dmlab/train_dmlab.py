@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.cfg.validation import ConfigError
-from sample_factory.envs.env_utils import MissingDependencyError, register_env, unknown_env_message
+from sample_factory.envs.env_utils import MissingDependencyError, unknown_env_message
 from sample_factory.train import make_runner
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
@@ -22,16 +21,21 @@ from sample_factory.utils.utils import log
 from sf_examples.dmlab.dmlab_env import import_deepmind_lab
 from sf_examples.dmlab.dmlab_params import DMLAB_ENVS, add_dmlab_env_args, dmlab_override_defaults, make_dmlab_env
 from sf_examples.dmlab.dmlab_stats import register_dmlab_stats
+from sf_examples.entry_points import FamilyFlags, register_family_envs
 
-TRAIN_SCRIPT = "sf_examples.dmlab.train_dmlab"
-ENJOY_SCRIPT = "sf_examples.dmlab.enjoy_dmlab"
+DMLAB_FLAGS = FamilyFlags(
+    add_dmlab_env_args,
+    dmlab_override_defaults,
+    train_script="sf_examples.dmlab.train_dmlab",
+    enjoy_script="sf_examples.dmlab.enjoy_dmlab",
+    default_env="",  # the hooks take the env name; without --env they add what every level shares
+)
 
 
 def register_dmlab_envs(env_name: str | None = None) -> None:
     """Register every ``dmlab_*`` name (``env_name``, passed by generic tools, makes no difference)."""
     del env_name
-    for name in DMLAB_ENVS:
-        register_env(name, make_dmlab_env)
+    register_family_envs(DMLAB_ENVS, make_dmlab_env)
 
 
 def register_dmlab_family(env_name: str) -> None:
@@ -42,13 +46,8 @@ def register_dmlab_family(env_name: str) -> None:
 
 
 def parse_dmlab_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
-    env_name = partial_cfg.env or ""
-    add_dmlab_env_args(env_name, parser)
-    dmlab_override_defaults(env_name, parser)
-    if evaluation:
-        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
-    return parse_full_cfg(parser, argv)
+    """Standard flags, the DeepMind Lab flags and the defaults of ``--env``, then the strict final parse."""
+    return DMLAB_FLAGS.parse(argv, evaluation)
 
 
 def register_dmlab_components() -> None:
@@ -72,12 +71,18 @@ def check_can_run(cfg: Config) -> str | None:
     return None
 
 
-def main() -> StatusCode:
-    register_dmlab_envs()
-    cfg = parse_dmlab_cfg()
+def can_run(cfg: Config) -> bool:
+    """:func:`check_can_run` with its answer logged as one error line."""
     problem = check_can_run(cfg)
     if problem:
         log.error("%s", problem)
+    return not problem
+
+
+def main() -> StatusCode:
+    register_dmlab_envs()
+    cfg = parse_dmlab_cfg()
+    if not can_run(cfg):
         return ExperimentStatus.FAILURE
     try:
         cfg, runner = make_runner(cfg)

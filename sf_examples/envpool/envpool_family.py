@@ -7,12 +7,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError, register_env, unknown_env_message
+from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError, unknown_env_message
 from sample_factory.train import run_rl
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
+from sf_examples.entry_points import FamilyFlags, enjoy_status, register_family_envs
 from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_name, require_envpool, rewrite_env_arg
 
 
@@ -20,15 +20,36 @@ from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_na
 class EnvPoolFamilyScripts:
     """One EnvPool family as its scripts see it: its env names, defaults hook and env factory.
 
-    The family's train and enjoy modules are thin: they build one of these and call its methods."""
+    The family's train and enjoy modules (``sf_examples/envpool/<kind>/train_envpool_<kind>.py`` and
+    ``enjoy_envpool_<kind>.py``) are thin: they build one of these and call its methods."""
 
-    prefix: str
+    kind: str  # "atari": env names envpool_atari_*, scripts in sf_examples/envpool/atari
     env_names: dict[str, str]  # env name -> EnvPool task id
-    default_env: str
+    default_task: str  # without --env: envpool_<kind>_<default_task>
     override_defaults: Callable[[str, argparse.ArgumentParser], None]
     make_env: Callable[..., object]  # the env factory registered under every name of ``env_names``
-    train_script: str
-    enjoy_script: str
+
+    @property
+    def prefix(self) -> str:
+        return f"envpool_{self.kind}_"
+
+    @property
+    def default_env(self) -> str:
+        return self.prefix + self.default_task
+
+    def flags(self) -> FamilyFlags:
+        package = f"sf_examples.envpool.{self.kind}"
+        return FamilyFlags(
+            add_envpool_args,
+            self._override_defaults,
+            train_script=f"{package}.train_envpool_{self.kind}",
+            enjoy_script=f"{package}.enjoy_envpool_{self.kind}",
+            default_env=self.default_env,
+        )
+
+    def _override_defaults(self, env_name: str, parser: argparse.ArgumentParser) -> None:
+        parser.set_defaults(env=self.default_env)
+        self.override_defaults(env_name, parser)
 
     def canonical(self, env_name: str | None) -> str | None:
         return canonical_env_name(env_name, self.prefix, self.env_names)
@@ -39,14 +60,7 @@ class EnvPoolFamilyScripts:
         Sample Factory 2's names (``--env=atari_breakout``) are accepted and saved as this family's.
         """
         argv = rewrite_env_arg(sys.argv[1:] if argv is None else argv, self.canonical)
-        parser, partial_cfg = parse_sf_args(argv=argv, evaluation=evaluation)
-        env_name = partial_cfg.env or self.default_env
-        add_envpool_args(env_name, parser)
-        parser.set_defaults(env=self.default_env)
-        self.override_defaults(env_name, parser)
-        if evaluation:
-            parser.set_defaults(train_script=self.train_script, enjoy_script=self.enjoy_script)
-        return parse_full_cfg(parser, argv)
+        return self.flags().parse(argv, evaluation)
 
     def prepare(self, evaluation: bool, argv: list[str] | None = None) -> Config:
         """Parsed config with envs registered; raises before any process starts when envpool or the env is wrong."""
@@ -60,8 +74,7 @@ class EnvPoolFamilyScripts:
     def register_envs(self, env_name: str | None = None) -> None:
         """Register every name of the family (``env_name``, passed by generic tools, makes no difference)."""
         del env_name
-        for name in self.env_names:
-            register_env(name, self.make_env)
+        register_family_envs(self.env_names, self.make_env)
 
     def register_family(self, env_name: str) -> None:
         """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
@@ -75,6 +88,10 @@ class EnvPoolFamilyScripts:
         except (MissingDependencyError, ValueError) as exc:
             return self.fail(exc)
         return run_config(cfg)
+
+    def enjoy(self) -> StatusCode:
+        """An enjoy script's ``main``: the same checks, then watch the agent."""
+        return self.run(enjoy_status, evaluation=True)
 
     @staticmethod
     def fail(exc: Exception) -> StatusCode:

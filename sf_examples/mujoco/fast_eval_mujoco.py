@@ -13,15 +13,15 @@ import sys
 
 from sample_factory.eval import do_eval
 from sample_factory.utils.typing import StatusCode
-from sf_examples.mujoco.train_mujoco import check_env_name, parse_mujoco_cfg, register_mujoco_components
+from sf_examples.entry_points import run_family_env
+from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS
+from sf_examples.mujoco.train_mujoco import parse_mujoco_cfg, register_mujoco_components
 
 
 def main() -> StatusCode:
     register_mujoco_components()
     cfg = parse_mujoco_cfg(evaluation=True)
-    if not check_env_name(cfg):
-        return 1
-    return do_eval(cfg)
+    return run_family_env(cfg, MUJOCO_ENVS, do_eval)
 
 
 if __name__ == "__main__":

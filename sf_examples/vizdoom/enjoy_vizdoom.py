@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.typing import StatusCode
-from sf_examples.vizdoom.train_vizdoom import check_env_name, parse_vizdoom_cfg, register_vizdoom_components
+from sf_examples.entry_points import enjoy_family_env
+from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
+from sf_examples.vizdoom.train_vizdoom import parse_vizdoom_cfg, register_vizdoom_components
 
 
 def main() -> StatusCode:
     register_vizdoom_components()
     cfg = parse_vizdoom_cfg(evaluation=True)
-    if not check_env_name(cfg):
-        return 1
-    status, _ = enjoy(cfg)
-    return status
+    return enjoy_family_env(cfg, DOOM_SPECS)
 
 
 if __name__ == "__main__":

@@ -14,25 +14,26 @@ from __future__ import annotations
 import sys
 
 from sample_factory.algo.utils.context import global_model_factory
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-from sample_factory.envs.env_utils import register_env, unknown_env_message
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
-from sample_factory.utils.utils import log
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
 from sf_examples.vizdoom.doom.doom_model import make_vizdoom_encoder
 from sf_examples.vizdoom.doom.doom_params import add_doom_env_args, doom_override_defaults
 from sf_examples.vizdoom.doom.doom_utils import make_doom_env
 from sf_examples.vizdoom.doom.lifecycle import draw_base_port
 from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
 
-TRAIN_SCRIPT = "sf_examples.vizdoom.train_vizdoom"
-ENJOY_SCRIPT = "sf_examples.vizdoom.enjoy_vizdoom"
+VIZDOOM_FLAGS = FamilyFlags(
+    add_doom_env_args,
+    doom_override_defaults,
+    train_script="sf_examples.vizdoom.train_vizdoom",
+    enjoy_script="sf_examples.vizdoom.enjoy_vizdoom",
+    defaults_take_evaluation=True,
+)
 
 
 def register_vizdoom_envs() -> None:
     """Every ``doom_*`` name creates its env through the same module-level factory."""
-    for env_name in DOOM_SPECS:
-        register_env(env_name, make_doom_env)
+    register_family_envs(DOOM_SPECS, make_doom_env)
 
 
 def register_vizdoom_models() -> None:
@@ -47,21 +48,8 @@ def register_vizdoom_components() -> None:
 
 
 def parse_vizdoom_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, the family's flags and defaults, then the strict final parse."""
-    parser, _ = parse_sf_args(argv=argv, evaluation=evaluation)
-    add_doom_env_args(parser)
-    doom_override_defaults(parser, evaluation=evaluation)
-    if evaluation:
-        parser.set_defaults(train_script=TRAIN_SCRIPT, enjoy_script=ENJOY_SCRIPT)
-    return parse_full_cfg(parser, argv)
-
-
-def check_env_name(cfg: Config) -> bool:
-    """Fail early, naming the VizDoom envs, before any process starts."""
-    if cfg.env in DOOM_SPECS:
-        return True
-    log.error("%s", unknown_env_message(str(cfg.env), sorted(DOOM_SPECS)))
-    return False
+    """Standard flags, the VizDoom flags and defaults, then the strict final parse."""
+    return VIZDOOM_FLAGS.parse(argv, evaluation)
 
 
 def choose_base_port(cfg: Config) -> None:
@@ -73,10 +61,8 @@ def choose_base_port(cfg: Config) -> None:
 def main() -> StatusCode:
     register_vizdoom_components()
     cfg = parse_vizdoom_cfg()
-    if not check_env_name(cfg):
-        return 1
     choose_base_port(cfg)
-    return run_rl(cfg)
+    return train_family_env(cfg, DOOM_SPECS)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from hub_stand_in import HubStandIn
 from sample_factory.huggingface import load_from_hub, push_to_hub
 from sample_factory.huggingface.hub_client import HubError, upload_folder
 from sample_factory.huggingface.load_from_hub import load_experiment
-from sample_factory.huggingface.upload import push_experiment
+from sample_factory.huggingface.upload import CardExtras, push_experiment
 from sample_factory.utils.logging_setup import log
 
 REPO = "me/cartpole-appo"
@@ -23,7 +23,7 @@ SHARED = ["config.json", "checkpoint_p0/checkpoint_000000007_1400.pth", "checkpo
 
 
 def _push(hub: HubStandIn, folder: Path, **kwargs) -> str:
-    return push_experiment(str(folder), REPO, endpoint=hub.endpoint, token=hub.token, **kwargs)
+    return push_experiment(str(folder), REPO, CardExtras(**kwargs), endpoint=hub.endpoint, token=hub.token)
 
 
 def _load(hub: HubStandIn, train_dir: Path, repo: str = REPO) -> str:

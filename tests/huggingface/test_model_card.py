@@ -16,7 +16,7 @@ from sample_factory.huggingface.card_facts import (
     training_defaults,
 )
 from sample_factory.huggingface.experiment_reader import ExperimentFolderError, last_logged_reward, read_experiment
-from sample_factory.huggingface.upload import stage_experiment
+from sample_factory.huggingface.upload import CardExtras, stage_experiment
 from sample_factory.utils.attr_dict import AttrDict
 
 LOG_LINES = (
@@ -29,7 +29,7 @@ LOG_LINES = (
 def _stage(folder: Path, tmp_path: Path, **kwargs) -> tuple[list[str], Path, str]:
     staging = tmp_path / "staging"
     staging.mkdir()
-    files = stage_experiment(read_experiment(str(folder)), "me/cartpole-appo", str(staging), **kwargs)
+    files = stage_experiment(read_experiment(str(folder)), "me/cartpole-appo", str(staging), CardExtras(**kwargs))
     return files, staging, (staging / "README.md").read_text()
 
 

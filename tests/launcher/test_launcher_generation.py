@@ -86,6 +86,14 @@ def test_slurm_template_that_cannot_be_read(tmp_path: Path) -> None:
     assert code == 2 and "missing.sh: cannot read it (No such file or directory)" in output
 
 
+def test_ngc_template_that_cannot_be_read(tmp_path: Path) -> None:
+    code, output = run_launcher(
+        [f"--run={sweep_module(tmp_path)}", "--backend=ngc", "--ngc_print_only=True",
+         f"--train_dir={tmp_path}", f"--ngc_job_template={tmp_path / 'missing.txt'}"]
+    )  # fmt: skip
+    assert code == 2 and "--ngc_job_template=" in output and "missing.txt: cannot read it" in output
+
+
 TRICKY = 'a "b" $HOME `x` \\\\ end'
 
 

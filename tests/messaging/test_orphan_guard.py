@@ -26,10 +26,10 @@ def test_guard_leaves_a_loop_alone_while_the_parent_lives():
     loop.running = True
     guard = OrphanGuard("child", os.getppid(), loop, RUNNER_LOOP, check_period_s=0.01, grace_s=0.01)
     guard.start()
-    assert not guard._done.wait(0.2)  # many checks
+    assert not guard.thread.wait(0.2)  # many checks
     guard.stop()
-    guard._thread.join(5)
-    assert not guard._thread.is_alive()
+    guard.thread.join(5)
+    assert not guard.thread.is_alive()
     assert loop.running and not loop.router.liveness.exited(RUNNER_LOOP)
 
 

@@ -35,6 +35,7 @@ from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.gradient_averaging import averaged_over_ranks
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
 from sample_factory.algo.learning.losses import (
+    PPOLossInputs,
     exploration_terms,
     normalize_advantages,
     ppo_loss,
@@ -375,10 +376,13 @@ class Learner:
         explore_terms = None
         if cfg.exploration_loss_coeff != 0.0:
             explore_terms = cfg.exploration_loss_coeff * exploration_terms(outputs.distribution, cfg.exploration_loss)
-        loss, policy_terms, value_terms, ratios = self._ppo_loss(
-            outputs.log_probs, outputs.values, explore_terms, mb["log_prob_actions"], std_advantages, mb["values"],
-            targets, valid_mean, cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
+        inputs = PPOLossInputs(
+            mb["log_prob_actions"], std_advantages, mb["values"], targets, valid_mean, cfg.ppo_clip_ratio,
+            cfg.ppo_clip_value, cfg.value_loss_coeff,
         )  # fmt: skip
+        loss, policy_terms, value_terms, ratios = self._ppo_loss(
+            outputs.log_probs, outputs.values, explore_terms, inputs
+        )
         stats: dict[str, Tensor] = {}
         if full_stats or cfg.kl_loss_coeff != 0.0 or self.lr_schedule.needs_kl:
             kl_divergence = self._kl_divergence(mb, outputs.distribution, valid_mean, cfg.kl_loss_coeff != 0.0)

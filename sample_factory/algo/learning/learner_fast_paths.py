@@ -23,7 +23,7 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from sample_factory.algo.learning.losses import normalize_advantages, ppo_loss, ppo_loss_autograd
+from sample_factory.algo.learning.losses import PPOLossInputs, normalize_advantages, ppo_loss, ppo_loss_autograd
 from sample_factory.algo.learning.optimizers import FlatAdam, SgdStep, make_optimizer
 from sample_factory.model.fast_path_checks import (
     CHANNELS_LAST,
@@ -177,10 +177,11 @@ def _loss_and_gradients(model: nn.Module, cfg: Config, batch: DummyBatch, loss_f
     valids[-1] = False  # an invalid sample must contribute nothing
     valid_mean = ValidMean(valids)
     advantages = normalize_advantages(near(torch.zeros_like(values), 1.0), valid_mean)
-    result = loss_function(
-        log_probs, values, None, near(log_probs, 0.3), advantages, near(values, 0.3), near(values, 1.0), valid_mean,
-        cfg.ppo_clip_ratio, cfg.ppo_clip_value, cfg.value_loss_coeff,
+    inputs = PPOLossInputs(
+        near(log_probs, 0.3), advantages, near(values, 0.3), near(values, 1.0), valid_mean, cfg.ppo_clip_ratio,
+        cfg.ppo_clip_value, cfg.value_loss_coeff,
     )  # fmt: skip
+    result = loss_function(log_probs, values, None, inputs)
     named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     grads = torch.autograd.grad(result.loss, [p for _, p in named], allow_unused=True)
     found = {f"gradient of {name}": grad for (name, _), grad in zip(named, grads, strict=True)}

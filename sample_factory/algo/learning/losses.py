@@ -115,25 +115,29 @@ class PPOLoss(NamedTuple):
     ratios: Tensor  # [B] importance ratios
 
 
-def ppo_loss(
-    log_probs: Tensor,
-    values: Tensor,
-    extra_terms: Tensor | None,
-    old_log_probs: Tensor,
-    std_advantages: Tensor,
-    old_values: Tensor,
-    targets: Tensor,
-    valid_mean: ValidMean,
-    clip_ratio: float,
-    clip_value: float,
-    value_coeff: float,
-) -> PPOLoss:
+class PPOLossInputs(NamedTuple):
+    """What the loss compares the current policy's outputs with: the minibatch as collected, and the clip ranges.
+
+    None of it gets a gradient. ``std_advantages`` are standardised over the minibatch's valid samples
+    (:func:`normalize_advantages`, or :func:`standardize_rows` for all minibatches of an epoch at once); ``targets``
+    are in the returns normaliser's space, like the values.
+    """
+
+    old_log_probs: Tensor  # [B] log-probs of the actions under the behaviour policy
+    std_advantages: Tensor  # [B]
+    old_values: Tensor  # [B] value estimates at collection time
+    targets: Tensor  # [B] value targets
+    valid_mean: ValidMean
+    clip_ratio: float
+    clip_value: float
+    value_coeff: float
+
+
+def ppo_loss(log_probs: Tensor, values: Tensor, extra_terms: Tensor | None, inputs: PPOLossInputs) -> PPOLoss:
     """Mean over the valid samples of ``policy_terms + value_coeff * value_terms + extra_terms``, in one autograd node.
 
     ``log_probs`` and ``values`` ([B]) come from the current policy; ``extra_terms`` ([B] or None: the exploration
-    terms, their coefficient included) are added as they are. ``std_advantages`` are standardised over the
-    minibatch's valid samples (:func:`normalize_advantages`, or :func:`standardize_rows` for all minibatches of an
-    epoch at once); ``targets`` are in the returns normaliser's space, like ``values``.
+    terms, their coefficient included) are added as they are.
 
     Why one node: written with autograd, these few dozen elementwise operations on [B] vectors record as many backward
     nodes (clamps, minimum, maximum, their masks), and on small networks each costs as much as a layer's matrix
@@ -141,37 +145,22 @@ def ppo_loss(
     three multiplications: with 16 SGD steps of 256 samples on CartPole's 64x64 MLP it takes about 5 % off a training
     call (one CPU thread).
     """
-    loss, policy_terms, value_terms, ratios = _FusedPPOLoss.apply(
-        log_probs, values, extra_terms, old_log_probs, std_advantages, old_values, targets, valid_mean, clip_ratio,
-        clip_value, value_coeff,
-    )  # fmt: skip
-    return PPOLoss(loss, policy_terms, value_terms, ratios)
+    return PPOLoss(*_FusedPPOLoss.apply(log_probs, values, extra_terms, inputs))
 
 
-def ppo_loss_autograd(
-    log_probs: Tensor,
-    values: Tensor,
-    extra_terms: Tensor | None,
-    old_log_probs: Tensor,
-    std_advantages: Tensor,
-    old_values: Tensor,
-    targets: Tensor,
-    valid_mean: ValidMean,
-    clip_ratio: float,
-    clip_value: float,
-    value_coeff: float,
-) -> PPOLoss:
+def ppo_loss_autograd(log_probs: Tensor, values: Tensor, extra_terms: Tensor | None, inputs: PPOLossInputs) -> PPOLoss:
     """:func:`ppo_loss` with every operation recorded by autograd: the plain path, for a model whose outputs the fused
     node's start-up check did not accept (``learner_fast_paths``). Same arguments, same formulas, same result."""
-    ratios = (log_probs - old_log_probs).clamp(LOG_RATIO_MIN, LOG_RATIO_MAX).exp()
-    clipped_ratios = ratios.clamp(1.0 / (1.0 + clip_ratio), 1.0 + clip_ratio)
-    policy_terms = -torch.min(ratios * std_advantages, clipped_ratios * std_advantages)
-    clipped_values = old_values + (values - old_values).clamp(-clip_value, clip_value)
-    value_terms = value_coeff * torch.max((values - targets).square(), (clipped_values - targets).square())
+    x = inputs
+    ratios = (log_probs - x.old_log_probs).clamp(LOG_RATIO_MIN, LOG_RATIO_MAX).exp()
+    clipped_ratios = ratios.clamp(1.0 / (1.0 + x.clip_ratio), 1.0 + x.clip_ratio)
+    policy_terms = -torch.min(ratios * x.std_advantages, clipped_ratios * x.std_advantages)
+    clipped_values = x.old_values + (values - x.old_values).clamp(-x.clip_value, x.clip_value)
+    value_terms = x.value_coeff * torch.max((values - x.targets).square(), (clipped_values - x.targets).square())
     terms = policy_terms + value_terms
     if extra_terms is not None:
         terms = terms + extra_terms
-    return PPOLoss(valid_mean(terms), policy_terms.detach(), value_terms.detach(), ratios.detach())
+    return PPOLoss(x.valid_mean(terms), policy_terms.detach(), value_terms.detach(), ratios.detach())
 
 
 class _FusedPPOLoss(torch.autograd.Function):
@@ -179,33 +168,23 @@ class _FusedPPOLoss(torch.autograd.Function):
 
     @staticmethod
     def forward(  # type: ignore[override]
-        ctx: Any,
-        log_probs: Tensor,
-        values: Tensor,
-        extra_terms: Tensor | None,
-        old_log_probs: Tensor,
-        std_advantages: Tensor,
-        old_values: Tensor,
-        targets: Tensor,
-        valid_mean: ValidMean,
-        clip_ratio: float,
-        clip_value: float,
-        value_coeff: float,
+        ctx: Any, log_probs: Tensor, values: Tensor, extra_terms: Tensor | None, inputs: PPOLossInputs
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        ratios, d_ratio = importance_ratios(log_probs, old_log_probs)
-        policy_terms, d_policy = ppo_policy_terms(ratios, std_advantages, clip_ratio)
-        value_terms, d_values = clipped_value_terms(values, old_values, targets, clip_value)
-        value_terms.mul_(value_coeff)
+        x = inputs
+        ratios, d_ratio = importance_ratios(log_probs, x.old_log_probs)
+        policy_terms, d_policy = ppo_policy_terms(ratios, x.std_advantages, x.clip_ratio)
+        value_terms, d_values = clipped_value_terms(values, x.old_values, x.targets, x.clip_value)
+        value_terms.mul_(x.value_coeff)
         terms = policy_terms + value_terms
         if extra_terms is not None:
             terms.add_(extra_terms)
         ctx.mark_non_differentiable(policy_terms, value_terms, ratios)
         # d loss / d input = (weight / count) * d term / d input; the weights are applied in backward
         ctx.d_log_probs = d_policy.mul_(d_ratio)
-        ctx.d_values = d_values.mul_(value_coeff)
-        ctx.valid_mean = valid_mean
+        ctx.d_values = d_values.mul_(x.value_coeff)
+        ctx.valid_mean = x.valid_mean
         ctx.has_extra = extra_terms is not None
-        return valid_mean(terms), policy_terms, value_terms, ratios
+        return x.valid_mean(terms), policy_terms, value_terms, ratios
 
     @staticmethod
     @once_differentiable
@@ -213,7 +192,7 @@ class _FusedPPOLoss(torch.autograd.Function):
         valid_mean = ctx.valid_mean
         per_sample = valid_mean.weights * (grad_loss * valid_mean.inv_count)  # [B]
         grad_extra = per_sample if ctx.has_extra else None
-        return (ctx.d_log_probs * per_sample, ctx.d_values * per_sample, grad_extra) + (None,) * 8
+        return ctx.d_log_probs * per_sample, ctx.d_values * per_sample, grad_extra, None
 
 
 def exploration_terms(distribution: ActionDistribution, kind: str) -> Tensor:

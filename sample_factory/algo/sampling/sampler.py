@@ -57,19 +57,10 @@ RECENT_EPISODES = 1000
 class TrajectoryConsumer(Component):
     """Takes the batcher's place: copies each finished trajectory out, frees its slot, calls the user."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        env_info: EnvInfo,
-        policy_id: PolicyID,
-        router: Router,
-        traj: TensorDict,
-        slot_owners: SlotOwners,
-        callback: TrajectoryCallback,
-    ) -> None:
+    def __init__(self, policy_id: PolicyID, router: Router, shared: SharedState, callback: TrajectoryCallback) -> None:
         super().__init__(batcher_name(policy_id), router)
-        self.cfg, self.env_info, self.policy_id = cfg, env_info, policy_id
-        self.traj, self.slot_owners, self.callback = traj, slot_owners, callback
+        self.cfg, self.env_info, self.policy_id = shared.cfg, shared.env_info, policy_id
+        self.traj, self.slot_owners, self.callback = shared.traj, shared.slot_owners, callback
         self.env_steps = 0
 
     def on_start(self) -> None:
@@ -101,7 +92,7 @@ class TrajectoryConsumer(Component):
 
 
 def _build_consumer(policy_id: PolicyID, callback: TrajectoryCallback, router: Router, s: SharedState) -> list:
-    return [TrajectoryConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners, callback)]
+    return [TrajectoryConsumer(policy_id, router, s, callback)]
 
 
 def consumer_specs(cfg: Config, callback: TrajectoryCallback) -> list[LoopSpec]:

@@ -66,10 +66,8 @@ JOIN_TIMEOUT = 40.0
 class HandoffConsumer(TrajectoryConsumer):
     """The batcher's stand-in in the caller's process: copies, frees the slots, queues the copy for the caller."""
 
-    def __init__(
-        self, cfg: Config, env_info: EnvInfo, policy_id: PolicyID, router: Router, traj, slot_owners, handoff
-    ) -> None:
-        super().__init__(cfg, env_info, policy_id, router, traj, slot_owners, self._enqueue)
+    def __init__(self, policy_id: PolicyID, router: Router, shared: SharedState, handoff: queue.Queue) -> None:
+        super().__init__(policy_id, router, shared, self._enqueue)
         self.handoff: queue.Queue = handoff
         self.pending: collections.deque[tuple[list[int], int]] = collections.deque()
         self.retry_scheduled = False
@@ -92,7 +90,7 @@ class HandoffConsumer(TrajectoryConsumer):
 
 
 def _build_handoff(policy_id: PolicyID, handoff: queue.Queue, router: Router, s: SharedState) -> list:
-    return [HandoffConsumer(s.cfg, s.env_info, policy_id, router, s.traj, s.slot_owners, handoff)]
+    return [HandoffConsumer(policy_id, router, s, handoff)]
 
 
 def handoff_specs(cfg: Config, handoff: queue.Queue) -> list[LoopSpec]:

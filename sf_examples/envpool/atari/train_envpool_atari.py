@@ -15,24 +15,17 @@ import sys
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.envpool.atari.envpool_atari_params import (
     ENVPOOL_ATARI_ENVS,
-    PREFIX,
     envpool_atari_override_defaults,
     make_envpool_atari_env,
 )
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
 
-TRAIN_SCRIPT = "sf_examples.envpool.atari.train_envpool_atari"
-ENJOY_SCRIPT = "sf_examples.envpool.atari.enjoy_envpool_atari"
-
-
 SCRIPTS = EnvPoolFamilyScripts(
-    prefix=PREFIX,
+    kind="atari",
     env_names=ENVPOOL_ATARI_ENVS,
-    default_env=PREFIX + "breakout",
+    default_task="breakout",
     override_defaults=envpool_atari_override_defaults,
     make_env=make_envpool_atari_env,
-    train_script=TRAIN_SCRIPT,
-    enjoy_script=ENJOY_SCRIPT,
 )
 
 

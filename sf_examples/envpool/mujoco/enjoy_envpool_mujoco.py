@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.enjoy import enjoy
 from sample_factory.utils.typing import StatusCode
 from sf_examples.envpool.mujoco.train_envpool_mujoco import SCRIPTS
 
 
 def main() -> StatusCode:
-    return SCRIPTS.run(lambda cfg: enjoy(cfg)[0], evaluation=True)
+    return SCRIPTS.enjoy()
 
 
 if __name__ == "__main__":

@@ -16,23 +16,16 @@ from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
 from sf_examples.envpool.mujoco.envpool_mujoco_params import (
     ENVPOOL_MUJOCO_ENVS,
-    PREFIX,
     envpool_mujoco_override_defaults,
     make_envpool_mujoco_env,
 )
 
-TRAIN_SCRIPT = "sf_examples.envpool.mujoco.train_envpool_mujoco"
-ENJOY_SCRIPT = "sf_examples.envpool.mujoco.enjoy_envpool_mujoco"
-
-
 SCRIPTS = EnvPoolFamilyScripts(
-    prefix=PREFIX,
+    kind="mujoco",
     env_names=ENVPOOL_MUJOCO_ENVS,
-    default_env=PREFIX + "halfcheetah",
+    default_task="halfcheetah",
     override_defaults=envpool_mujoco_override_defaults,
     make_env=make_envpool_mujoco_env,
-    train_script=TRAIN_SCRIPT,
-    enjoy_script=ENJOY_SCRIPT,
 )
 
 

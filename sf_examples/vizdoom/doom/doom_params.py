@@ -80,7 +80,7 @@ def doom_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = F
 
 def default_doom_cfg(algo: str = "APPO", env: str = "env", experiment: str = "test") -> Config:
     """A complete config with the family's flags and defaults, as if only algo, env and experiment were passed
-    (Sample Factory 2's helper for creating a Doom env outside a training run, e.g. in tests)."""
+    (Sample Factory 2's function for creating a Doom env outside a training run, e.g. in tests)."""
     argv = [f"--algo={algo}", f"--env={env}", f"--experiment={experiment}"]
     parser, _ = parse_sf_args(argv)
     add_doom_env_args(parser)

@@ -12,6 +12,7 @@ from sample_factory.algo.learning.losses import (
     ADV_STD_EPS,
     RATIO_MAX,
     RATIO_MIN,
+    PPOLossInputs,
     normalize_advantages,
     ppo_loss,
     ppo_loss_autograd,
@@ -59,11 +60,22 @@ def _inputs(batch: int, seed: int, dtype=torch.float32) -> dict:
 
 def _fused(x: dict, extra=True):
     valid_mean = ValidMean(x["valids"])
-    return ppo_loss(
-        x["log_probs"], x["values"], x["extra"] if extra else None, x["old_log_probs"],
-        normalize_advantages(x["advantages"], valid_mean), x["old_values"], x["targets"], valid_mean, CLIP_RATIO,
-        CLIP_VALUE, VALUE_COEFF,
-    )  # fmt: skip
+    return ppo_loss(x["log_probs"], x["values"], x["extra"] if extra else None, _loss_inputs(x, valid_mean))
+
+
+def _loss_inputs(x: dict, valid_mean: ValidMean, std_advantages=None) -> PPOLossInputs:
+    if std_advantages is None:
+        std_advantages = normalize_advantages(x["advantages"], valid_mean)
+    return PPOLossInputs(
+        x["old_log_probs"],
+        std_advantages,
+        x["old_values"],
+        x["targets"],
+        valid_mean,
+        CLIP_RATIO,
+        CLIP_VALUE,
+        VALUE_COEFF,
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -89,10 +101,7 @@ def test_the_autograd_loss_equals_the_formulas_and_the_fused_node(seed: int):
     x = _inputs(256, seed)
     inputs = [x["log_probs"], x["values"], x["extra"]]
     valid_mean = ValidMean(x["valids"])
-    plain = ppo_loss_autograd(
-        x["log_probs"], x["values"], x["extra"], x["old_log_probs"], normalize_advantages(x["advantages"], valid_mean),
-        x["old_values"], x["targets"], valid_mean, CLIP_RATIO, CLIP_VALUE, VALUE_COEFF,
-    )  # fmt: skip
+    plain = ppo_loss_autograd(x["log_probs"], x["values"], x["extra"], _loss_inputs(x, valid_mean))
     expected = _reference_loss(
         x["log_probs"], x["values"], x["extra"], x["old_log_probs"], x["advantages"], x["old_values"], x["targets"],
         x["valids"],
@@ -110,13 +119,10 @@ def test_the_autograd_loss_equals_the_formulas_and_the_fused_node(seed: int):
 def test_gradients_pass_a_numerical_check_in_double_precision():
     x = _inputs(24, seed=3, dtype=torch.float64)
     valid_mean = ValidMean(x["valids"])
-    std_advantages = normalize_advantages(x["advantages"], valid_mean)
+    inputs = _loss_inputs(x, valid_mean)
 
     def loss(log_probs, values, extra):
-        return ppo_loss(
-            log_probs, values, extra, x["old_log_probs"], std_advantages, x["old_values"], x["targets"],
-            valid_mean, CLIP_RATIO, CLIP_VALUE, VALUE_COEFF,
-        ).loss  # fmt: skip
+        return ppo_loss(log_probs, values, extra, inputs).loss
 
     assert torch.autograd.gradcheck(loss, (x["log_probs"], x["values"], x["extra"]), eps=1e-7, atol=1e-6)
 

@@ -6,16 +6,14 @@ the expected values below are computed by hand from it, not by the schedule's ow
 
 from __future__ import annotations
 
-import copy
-import functools
-
 import gymnasium as gym
 import pytest
 import torch
+from algo.learning.test_learner import make_cfg
 
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.lr_schedule import LinearDecayLrSchedule, linear_decay_updates, make_lr_schedule
-from sample_factory.cfg.arguments import default_cfg, parse_full_cfg, parse_sf_args
+from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.tensor_dict import TensorDict
 
@@ -80,23 +78,13 @@ def test_an_unknown_schedule_names_the_valid_ones():
 # ---- inside the learner ---------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _base_cfg():
-    return default_cfg(env="lr_schedule_test")
-
-
 def learner_cfg(**overrides):
     """2 minibatches of 16 samples, 2 epochs: 4 SGD steps per ``train``; 64 env steps -> 8 updates in all."""
-    cfg = copy.deepcopy(_base_cfg())
     settings = dict(
-        device="cpu", encoder_mlp_layers=[8], use_rnn=False, rollout=8, recurrence=1, batch_size=16,
-        num_batches_per_epoch=2, num_epochs=2, learning_rate=LR0, lr_schedule="linear_decay",
-        train_for_env_steps=64, shuffle_minibatches=False,
+        encoder_mlp_layers=[8], use_rnn=False, recurrence=1, num_epochs=2, learning_rate=LR0,
+        lr_schedule="linear_decay", train_for_env_steps=64,
     )  # fmt: skip
-    settings.update(overrides)
-    for key, value in settings.items():
-        setattr(cfg, key, value)
-    return cfg
+    return make_cfg(**{**settings, **overrides})
 
 
 def make_learner(cfg) -> Learner:

@@ -11,6 +11,7 @@ import pytest
 import torch
 from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 
+from sample_factory.algo.runners.components import SharedState
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.sync_sampling_api import HandoffConsumer, SyncSamplingAPI
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
@@ -87,7 +88,8 @@ def test_full_queue_keeps_trajectories_in_their_slots_until_the_caller_takes_one
         {"batcher_p0": "main", "runner": "main", "rollout_w0": "w"}, {"main": LocalInbox(), "w": LocalInbox()}
     )
     loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=0.001)
-    consumer = HandoffConsumer(cfg, info, 0, router, traj, SlotOwners(4, 1, 1), handoff)
+    shared = SharedState(cfg, info, traj, SlotOwners(4, 1, 1), weights=[], serial=True)
+    consumer = HandoffConsumer(0, router, shared, handoff)
 
     def freed() -> list:
         return router.inboxes["w"].get_many(block=False)
