@@ -37,12 +37,17 @@ def _policy_files(folder) -> dict[str, dict]:
     return {n: json.loads((folder / n).read_text()) for n in names}
 
 
-@pytest.mark.parametrize("serial", [False, True], ids=["parallel_async", "serial_sync"])
-def test_a_crippled_policy_is_replaced_by_the_better_one(tmp_path, serial: bool):
+@pytest.mark.parametrize(
+    "serial, batched", [(False, False), (True, False), (False, True)], ids=["parallel_async", "serial_sync", "batched"]
+)
+def test_a_crippled_policy_is_replaced_by_the_better_one(tmp_path, serial: bool, batched: bool):
+    # batched sampling steps each split as one batch; its actors still draw their policy per episode, and the
+    # split's requests go to each policy's inference worker: PBT works the same in both sampling modes
     folder = tmp_path / "sign"
     folder.mkdir()
     (folder / "policy_01_cfg.json").write_text(json.dumps({"learning_rate": CRIPPLED_LR}))  # start it crippled
-    result = _train(tmp_path, serial, steps=12_000, extra=(f"--async_rl={not serial}",))
+    extra = (f"--async_rl={not serial}", f"--batched_sampling={batched}")
+    result = _train(tmp_path, serial, steps=12_000, extra=extra)
     out = result.output
     assert f"PBT: loaded the hyper-parameters of policy 1 from {folder / 'policy_01_cfg.json'}" in out
     assert "PBT: replacing policy 1 with policy 0" in out, result.explain()
