@@ -46,30 +46,27 @@ def stop_key(rank: int) -> str:
     return f"stop/{rank}"
 
 
+@dataclass(eq=False)
 class RankWatch:
-    """The runner's side channel to the other ranks (module docstring); ``report`` is called on the watch's thread."""
+    """The runner's side channel to the other ranks (module docstring); ``report`` is called on the watch's thread.
 
-    def __init__(
-        self,
-        info: RankInfo,
-        store: dist.Store,
-        report: Callable[[StopNotice], None],
-        start_up_s: float,
-        silence_s: float = RANK_SILENCE_S,
-        period_s: float = BEAT_PERIOD_S,
-    ) -> None:
-        self.info = info
-        self.store = store
-        self.report = report
-        self.start_up_s = start_up_s
-        self.silence_s = silence_s
-        self.period_s = period_s
-        self.others = [r for r in range(info.world_size) if r != info.rank]
+    ``start_up_s`` is how long a rank that never beat has to start; ``silence_s`` how long one that did may go quiet.
+    """
+
+    info: RankInfo
+    store: dist.Store
+    report: Callable[[StopNotice], None]
+    start_up_s: float
+    silence_s: float = RANK_SILENCE_S
+    period_s: float = BEAT_PERIOD_S
+
+    def __post_init__(self) -> None:
+        self.others = [r for r in range(self.info.world_size) if r != self.info.rank]
         self._last_count: dict[int, int] = {}
         self._changed_at: dict[int, float] = {}
         self._reported: set[int] = set()
         self._stops_seen = 0
-        self._beats = PeriodicThread("rank-watch", period_s, self._beat)
+        self._beats = PeriodicThread("rank-watch", self.period_s, self._beat)
 
     def start(self) -> None:
         now = time.monotonic()
