@@ -48,13 +48,13 @@ __all__ = [
     "add_pbt_args",
     "add_rl_args",
     "add_wandb_args",
-    "flag_table",
+    "standard_flags",
     "str2bool",
 ]
 
 
 @functools.cache
-def flag_table() -> FlagTable:
+def standard_flags() -> FlagTable:
     """The package's flag table, read once per process."""
     return read_flag_table(files(__package__), FLAG_TYPES, COMPUTED_DEFAULTS)
 
@@ -63,7 +63,7 @@ def _section_adder(section: str) -> Callable[[ArgParser], None]:
     """``add_<section>_args(p)``: declares the flags whose ``group`` cell in ``flags.tsv`` is ``section``."""
 
     def add(p: ArgParser) -> None:
-        flag_table().add_group(p, section)
+        standard_flags().add_group(p, section)
 
     add.__name__ = add.__qualname__ = f"add_{section}_args"
     add.__doc__ = f"Declare the flags of the {section!r} section of flags.tsv in their own argument group."
@@ -100,7 +100,7 @@ def add_legacy_aliases(p: ArgParser) -> None:
 
     They have no default (``SUPPRESS``) so they appear in the parsed namespace only when given.
     """
-    section = flag_table().add_group(p, "legacy_aliases")
+    section = standard_flags().add_group(p, "legacy_aliases")
     for old, new in LEGACY_ALIASES.items():
         section.add_argument(
             f"--{old}", type=int, default=argparse.SUPPRESS, help=f"Deprecated name of --{new}; use --{new}."

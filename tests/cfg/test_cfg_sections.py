@@ -13,7 +13,7 @@ import pytest
 
 from sample_factory.cfg import cfg
 
-SECTIONS = sorted({spec.group for spec in cfg.flag_table().flags})
+SECTIONS = sorted({spec.group for spec in cfg.standard_flags().flags})
 RL_SECTIONS = ["sampling", "batching", "loss", "optimizer", "obs_normalization", "process", "logging", "checkpoint"]
 RL_SECTIONS += ["fault_tolerance", "distributed", "legacy_aliases"]
 
@@ -31,17 +31,17 @@ def test_the_function_of_a_section_declares_its_rows_in_one_titled_group(section
     assert list(inspect.signature(add).parameters) == ["p"]
     groups = [group for group in _declared(add)._action_groups if group._group_actions]
     assert len(groups) == 1
-    title, description = cfg.flag_table().groups[section]
+    title, description = cfg.standard_flags().groups[section]
     assert (groups[0].title, groups[0].description) == (title, description)
-    rows = [spec.flag for spec in cfg.flag_table().flags if spec.group == section]
+    rows = [spec.flag for spec in cfg.standard_flags().flags if spec.group == section]
     assert [action.option_strings[0] for action in groups[0]._group_actions] == rows
 
 
 def test_add_rl_args_declares_its_sections_in_order() -> None:
     titles = [group.title for group in _declared(cfg.add_rl_args)._action_groups[2:]]
-    assert titles == [cfg.flag_table().groups[section][0] for section in RL_SECTIONS]
+    assert titles == [cfg.standard_flags().groups[section][0] for section in RL_SECTIONS]
 
 
 def test_every_row_belongs_to_a_section_with_a_title() -> None:
-    assert set(SECTIONS) <= set(cfg.flag_table().groups)
-    assert set(cfg.flag_table().groups) == {*SECTIONS, "legacy_aliases"}
+    assert set(SECTIONS) <= set(cfg.standard_flags().groups)
+    assert set(cfg.standard_flags().groups) == {*SECTIONS, "legacy_aliases"}
