@@ -54,6 +54,12 @@ setup(
     install_requires=core_requirements,
     extras_require=extras,
     include_package_data=True,
+    # flag declarations (sample_factory/utils/flag_table.py reads them at run time)
+    package_data={
+        "sample_factory.cfg": ["*.tsv"],
+        "sample_factory.launcher": ["*.tsv"],
+        "sample_factory.tune": ["*.tsv"],
+    },
     # how generic tools (python -m sample_factory.eval) learn the example env families without the library
     # importing sf_examples: see sample_factory/envs/env_families.py
     entry_points={"sample_factory.env_families": ["sf_examples = sf_examples.families:register_example_families"]},

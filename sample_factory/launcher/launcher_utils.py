@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from argparse import ArgumentTypeError
+from importlib.resources import files
 from typing import TextIO
+
+from sample_factory.utils.flag_table import FlagTable, read_flag_table
 
 # far apart so that seeds of different runs rarely coincide, and fixed so that re-running a sweep gives the same
 # experiment names (and so resumes the same folders) instead of new random ones
@@ -97,3 +101,9 @@ class StatusLine:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+@functools.cache
+def launcher_flags() -> FlagTable:
+    """The launcher's flags (``flags.tsv`` of this package): the common ones and one section per backend."""
+    return read_flag_table(files(__package__), {"int": int, "float": float, "str2bool": str2bool})

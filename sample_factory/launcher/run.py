@@ -18,36 +18,10 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from sample_factory.launcher import run_ngc, run_processes, run_slurm
-from sample_factory.launcher.launcher_utils import LauncherError
+from sample_factory.launcher.launcher_utils import LauncherError, launcher_flags
 from sample_factory.launcher.run_description import RunDescription
 
 BACKENDS: dict[str, ModuleType] = {"processes": run_processes, "slurm": run_slurm, "ngc": run_ngc}
-
-
-def _add_common_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--run",
-        default=None,
-        help="Importable module (sf_examples.gym.experiments.cartpole_seeds) or .py file defining RUN_DESCRIPTION "
-        "(required to launch; code that builds the parser to fill in the other flags may leave it out).",
-    )
-    parser.add_argument("--backend", default="processes", choices=sorted(BACKENDS), help="Where the experiments run.")
-    parser.add_argument(
-        "--train_dir",
-        default="./train_dir",
-        help="Root folder: experiments go to <train_dir>/<run_name>/<experiment>.",
-    )
-    parser.add_argument(
-        "--pause_between",
-        type=float,
-        default=1.0,
-        help="Seconds between two launches/submissions (spreads out start-up load and scheduler requests).",
-    )
-    parser.add_argument(
-        "--experiment_suffix",
-        default="",
-        help="Appended to every experiment name, to run the same sweep again next to the first one.",
-    )
 
 
 def _backend_from(args: Sequence[str]) -> str:
@@ -64,7 +38,7 @@ def launcher_argparser(args: Sequence[str]) -> argparse.ArgumentParser:
         description="Run every experiment of a RunDescription on local processes, Slurm or NGC.",
         epilog="Each backend has its own flags: add --backend=slurm (or ngc, processes) to --help to list them.",
     )
-    _add_common_args(parser)
+    launcher_flags().add_flags(parser, "common")  # --backend's choices are the keys of BACKENDS
     backend = BACKENDS.get(_backend_from(args))
     if backend is not None:
         backend.add_arguments(parser)

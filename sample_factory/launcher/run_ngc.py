@@ -17,7 +17,7 @@ import string
 import subprocess
 import time
 
-from sample_factory.launcher.launcher_utils import LauncherError, read_template, str2bool
+from sample_factory.launcher.launcher_utils import LauncherError, launcher_flags, read_template
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 
 DEFAULT_NGC_JOB_TEMPLATE = """\
@@ -32,16 +32,8 @@ _DOUBLE_QUOTE_SPECIALS = re.compile(r'([\\"$`])')
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("ngc backend", "One `ngc batch run` per experiment.")
-    group.add_argument(
-        "--ngc_job_template",
-        default=None,
-        help="File with the job command line and $job_name/$name/$run_name/$command placeholders; default: a "
-        "single-GPU `ngc batch run` to adapt.",
-    )
-    group.add_argument(
-        "--ngc_print_only", type=str2bool, default=False, help="Print the generated commands without running them."
-    )
+    """The flags of this backend, as their own --help section."""
+    launcher_flags().add_group(parser, "ngc")
 
 
 def escape_for_double_quotes(text: str) -> str:

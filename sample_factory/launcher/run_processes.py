@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import psutil
 
 from sample_factory.launcher.distributed_commands import torchrun_argv
-from sample_factory.launcher.launcher_utils import LauncherError, StatusLine, format_duration, format_table
+from sample_factory.launcher.launcher_utils import (
+    LauncherError,
+    StatusLine,
+    format_duration,
+    format_table,
+    launcher_flags,
+)
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 
 STOP_GRACE_S = 30.0  # time to save checkpoints after SIGTERM before the group is killed
@@ -32,29 +38,8 @@ FAILED_LOG_TAIL_LINES = 5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("processes backend", "Experiments as child processes of the launcher.")
-    group.add_argument("--max_parallel", type=int, default=4, help="Experiments running at the same time.")
-    group.add_argument(
-        "--experiments_per_gpu",
-        type=int,
-        default=-1,
-        help="Most experiments sharing one GPU at a time; -1: no limit besides --max_parallel.",
-    )
-    group.add_argument(
-        "--num_gpus",
-        type=int,
-        default=1,
-        help="GPUs to spread experiments over (CUDA_VISIBLE_DEVICES=0..N-1, round-robin); 0: CPU only "
-        "(CUDA_VISIBLE_DEVICES is set empty).",
-    )
-    group.add_argument(
-        "--ranks_per_experiment",
-        type=int,
-        default=1,
-        help="Above 1, each experiment is one distributed run of this many ranks on this machine, started by "
-        "torchrun --standalone (docs/distributed.md); the command must run Python. With GPUs an experiment sees "
-        "this many of them, from the GPU it is given on (its ranks take one each).",
-    )
+    """The flags of this backend, as their own --help section."""
+    launcher_flags().add_group(parser, "processes")
 
 
 @dataclass

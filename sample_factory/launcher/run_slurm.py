@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from sample_factory.launcher import slurm_wait
-from sample_factory.launcher.launcher_utils import LauncherError, format_table, read_template, str2bool
+from sample_factory.launcher.launcher_utils import LauncherError, format_table, launcher_flags, read_template
 from sample_factory.launcher.run_description import ExperimentCommand, RunDescription
 from sample_factory.launcher.slurm_script import (
     DEFAULT_SBATCH_TEMPLATE,
@@ -35,68 +35,8 @@ from sample_factory.launcher.slurm_script import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("slurm backend", "One sbatch job per experiment.")
-    group.add_argument(
-        "--slurm_sbatch_template",
-        default=None,
-        help="File with the shell lines each job runs before its command (module load, venv/conda activation); "
-        "default: print the host and GPUs, nothing else (the submitting shell's environment is exported).",
-    )
-    group.add_argument(
-        "--slurm_workdir",
-        default=None,
-        help="Folder for the job scripts, their logs, status files and the cancel script; must be visible from "
-        "the compute nodes. Default: <train_dir>/<run_name>/slurm.",
-    )
-    group.add_argument("--slurm_partition", default=None, help="Partition to submit to (default: the cluster's).")
-    group.add_argument(
-        "--slurm_gpus_per_job", type=int, default=1, help="GPUs per job (--gres=gpu:N); 0: CPU-only, no --gres."
-    )
-    group.add_argument(
-        "--slurm_cpus_per_gpu",
-        type=int,
-        default=14,
-        help="CPUs per GPU (--cpus-per-task = this x GPUs per job; CPU-only jobs get this many).",
-    )
-    group.add_argument(
-        "--slurm_timeout",
-        default="0",
-        help="Time limit of one job (3h, 90m, 1d, 1:30:00); a job that reaches it gets SIGTERM (Sample Factory "
-        "saves checkpoints), then is resubmitted and resumes. 0: no limit. Keep it below the partition's limit.",
-    )
-    group.add_argument(
-        "--slurm_max_resubmits",
-        type=int,
-        default=100,
-        help="Most resubmissions after time-outs per experiment (a guard against a run that never progresses).",
-    )
-    group.add_argument(
-        "--slurm_nodes_per_job",
-        type=int,
-        default=1,
-        help="Nodes of each job. With more than one task per job in all (nodes x --slurm_tasks_per_node), each "
-        "experiment is one distributed run: srun starts one rank per task (docs/distributed.md); --slurm_gpus_per_job "
-        "and --slurm_cpus_per_gpu then count per node and per task.",
-    )
-    group.add_argument(
-        "--slurm_tasks_per_node",
-        type=int,
-        default=1,
-        help="Tasks (ranks of the experiment's distributed run) per node; one per GPU is the usual choice.",
-    )
-    group.add_argument(
-        "--slurm_print_only",
-        type=str2bool,
-        default=False,
-        help="Write the job scripts and print the sbatch commands without submitting them.",
-    )
-    group.add_argument(
-        "--slurm_wait",
-        type=str2bool,
-        default=False,
-        help="Stay until every job (resubmissions included) has finished; print a status table; exit non-zero "
-        "if any failed.",
-    )
+    """The flags of this backend, as their own --help section."""
+    launcher_flags().add_group(parser, "slurm")
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from sample_factory.messaging.periodic_thread import PeriodicThread
@@ -30,25 +31,20 @@ GRACE_S = 10.0
 ORPHAN_EXIT_CODE = 1
 
 
+@dataclass(eq=False)
 class OrphanGuard:
     """A daemon thread of a child process: once the parent ``parent_pid`` is gone, stop the loop, unblock it, and
     exit the process if it has not ended ``grace_s`` seconds later."""
 
-    def __init__(
-        self,
-        name: str,
-        parent_pid: int,
-        loop: Any,
-        runner_loop: str,
-        check_period_s: float = CHECK_PERIOD_S,
-        grace_s: float = GRACE_S,
-    ) -> None:
-        self.name = name
-        self.parent_pid = parent_pid
-        self.loop = loop
-        self.runner_loop = runner_loop
-        self.grace_s = grace_s
-        self.thread = PeriodicThread(f"{name}-orphan-guard", check_period_s, self.check)
+    name: str
+    parent_pid: int
+    loop: Any
+    runner_loop: str  # the runner loop's name in the shared liveness flags
+    check_period_s: float = CHECK_PERIOD_S
+    grace_s: float = GRACE_S
+
+    def __post_init__(self) -> None:
+        self.thread = PeriodicThread(f"{self.name}-orphan-guard", self.check_period_s, self.check)
 
     def start(self) -> None:
         self.thread.start()

@@ -39,6 +39,10 @@ class PeriodicThread:
         if join and thread is not None and thread is not threading.current_thread():
             thread.join()
 
+    def stop_requested(self) -> bool:
+        """Whether ``stop()`` was called: a tick that fails because its watch is being closed need not report it."""
+        return self._stopped.is_set()
+
     def wait(self, timeout_s: float) -> bool:
         """Sleep up to ``timeout_s`` seconds; True as soon as ``stop()`` is called (a tick's interruptible wait)."""
         return self._stopped.wait(timeout_s)

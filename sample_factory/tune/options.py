@@ -9,13 +9,16 @@ recommended command drops the user's values of the knobs the tuner chose, so eac
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 
-from sample_factory.cfg.cfg import str2bool
 from sample_factory.tune.search import Settings
+from sample_factory.utils.flag_table import FlagTable, read_flag_table
+from sample_factory.utils.utils import str2bool
 
 # Per-trial overrides: a fresh experiment per trial, no early stop by the user's step or time limits (the tuner
 # decides when a trial ends), no remote logging.
@@ -43,6 +46,12 @@ class TuneOptions:
         return self.measure_s if self.measure_s is not None else min(30.0, max(4.0, self.tune_seconds / 15))
 
 
+@functools.cache
+def tune_flags() -> FlagTable:
+    """The tuner's own flags (``flags.tsv`` of this package)."""
+    return read_flag_table(files(__package__), {"float": float, "str2bool": str2bool})
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sample_factory.tune",
@@ -50,33 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         "listed here is a training flag, passed unchanged to the trials and to the recommended command.",
         allow_abbrev=False,  # a training flag must never be taken for an abbreviation of a tuner flag
     )
-    parser.add_argument(
-        "--train_script", required=True, help="Module of the training script, e.g. sf_examples.train_gym_env"
-    )
-    parser.add_argument("--env", required=True, help="The env to tune for, as the training script names it.")
-    parser.add_argument("--tune_seconds", type=float, default=300.0, help="Wall-clock budget of the whole tuning.")
-    parser.add_argument(
-        "--tune_batch_size",
-        type=str2bool,
-        default=False,
-        help="Also try other --batch_size values. Off by default: it changes the learning maths (the number of "
-        "samples per optimiser step), not only the speed.",
-    )
-    parser.add_argument(
-        "--tune_min_gain",
-        type=float,
-        default=0.05,
-        help="Recommend other settings only when they beat yours by at least this fraction (short trials are noisy).",
-    )
-    parser.add_argument(
-        "--tune_warmup_seconds", type=float, default=None, help="Warm-up per trial (default: from the budget)."
-    )
-    parser.add_argument(
-        "--tune_measure_seconds",
-        type=float,
-        default=None,
-        help="Measured seconds per trial (default: from the budget).",
-    )
+    tune_flags().add_flags(parser, "tune")
     return parser
 
 

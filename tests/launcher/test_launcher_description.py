@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import os
@@ -14,7 +15,7 @@ import pytest
 from launcher_helpers import CARTPOLE, SWEEP_NAMES, run_launcher, sweep_module
 
 from sample_factory.launcher.launcher_utils import LauncherError, format_duration, seeds
-from sample_factory.launcher.run import launcher_argparser, load_run_description
+from sample_factory.launcher.run import BACKENDS, launcher_argparser, load_run_description
 from sample_factory.launcher.run_description import Experiment, ParamGrid, ParamList, RunDescription
 
 
@@ -116,6 +117,17 @@ def test_argparser_adds_the_flags_of_the_chosen_backend() -> None:
     processes = launcher_argparser(["--run=x"]).parse_args(["--run=x"])
     assert (processes.backend, processes.max_parallel, processes.num_gpus) == ("processes", 4, 1)
     assert not hasattr(processes, "slurm_timeout")
+
+
+def test_backend_choices_are_the_backends_and_each_has_its_own_section() -> None:
+    """The flag table lists --backend's choices; they must stay the keys of BACKENDS."""
+    parser = launcher_argparser([])
+    assert parser._option_string_actions["--backend"].choices == sorted(BACKENDS)
+    for name, module in BACKENDS.items():
+        probe = argparse.ArgumentParser(add_help=False)
+        module.add_arguments(probe)
+        assert probe._action_groups[-1].title == f"{name} backend"
+        assert probe._action_groups[-1]._group_actions, f"the {name} backend declares its flags"
 
 
 def test_flag_of_another_backend_is_an_error_naming_its_backend(tmp_path: Path) -> None:

@@ -65,3 +65,11 @@ def test_stop_from_the_tick_itself_does_not_deadlock():
     thread.start()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_stop_requested_tells_a_tick_that_its_watch_is_closing():
+    thread = PeriodicThread("closing", 3600.0, lambda: None)
+    assert not thread.stop_requested()
+    thread.start()
+    thread.stop()
+    assert thread.stop_requested()

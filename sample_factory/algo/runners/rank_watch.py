@@ -15,13 +15,13 @@ finds goes to the runner's loop as a message (``on_rank_notice``).
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch.distributed as dist
 
+from sample_factory.messaging.periodic_thread import PeriodicThread
 from sample_factory.utils.distributed import RankInfo, beat_key, left_key
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
@@ -46,36 +46,32 @@ def stop_key(rank: int) -> str:
     return f"stop/{rank}"
 
 
+@dataclass(eq=False)
 class RankWatch:
-    """The runner's side channel to the other ranks (module docstring); ``report`` is called on the watch's thread."""
+    """The runner's side channel to the other ranks (module docstring); ``report`` is called on the watch's thread.
 
-    def __init__(
-        self,
-        info: RankInfo,
-        store: dist.Store,
-        report: Callable[[StopNotice], None],
-        start_up_s: float,
-        silence_s: float = RANK_SILENCE_S,
-        period_s: float = BEAT_PERIOD_S,
-    ) -> None:
-        self.info = info
-        self.store = store
-        self.report = report
-        self.start_up_s = start_up_s
-        self.silence_s = silence_s
-        self.period_s = period_s
-        self.others = [r for r in range(info.world_size) if r != info.rank]
+    ``start_up_s`` is how long a rank that never beat has to start; ``silence_s`` how long one that did may go quiet.
+    """
+
+    info: RankInfo
+    store: dist.Store
+    report: Callable[[StopNotice], None]
+    start_up_s: float
+    silence_s: float = RANK_SILENCE_S
+    period_s: float = BEAT_PERIOD_S
+
+    def __post_init__(self) -> None:
+        self.others = [r for r in range(self.info.world_size) if r != self.info.rank]
         self._last_count: dict[int, int] = {}
         self._changed_at: dict[int, float] = {}
         self._reported: set[int] = set()
         self._stops_seen = 0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rank-watch", daemon=True)
+        self._beats = PeriodicThread("rank-watch", self.period_s, self._beat)
 
     def start(self) -> None:
         now = time.monotonic()
         self._changed_at = {r: now for r in self.others}
-        self._thread.start()
+        self._beats.start()
 
     def publish_stop(self, notice: StopNotice) -> None:
         """Tell the other ranks that this one stops, and why (before its learners leave the training rounds)."""
@@ -96,9 +92,8 @@ class RankWatch:
     def leave(self, wait_for_others_s: float = 0.0) -> None:
         """This rank ends: stop beating, mark it left; wait up to ``wait_for_others_s`` for the other ranks that still
         beat to leave too (a dead rank, silent for a few beats, is not waited for)."""
-        self._done.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2 * self.period_s)
+        self._beats.stop(join=False)
+        self._beats.join(timeout_s=2 * self.period_s)  # bounded: a store that hangs must not hang the exit
         try:
             self.store.set(left_key(self.info.rank), "1")
             self._wait_for_others(wait_for_others_s)
@@ -124,16 +119,18 @@ class RankWatch:
             time.sleep(0.2)
 
     # ---------------------------------------------------------------- the thread
-    def _run(self) -> None:
-        while not self._done.wait(self.period_s):
-            try:
-                self._tick()
-            except Exception as exc:
-                if not self._done.is_set():
-                    host = f"{self.info.master_addr}:{self.info.master_port}"
-                    reason = f"is unreachable: the ranks' store it serves at {host} does not answer ({exc})"
-                    self.report(StopNotice(0, ExperimentStatus.FAILURE, reason))
-                return
+    def _beat(self) -> bool:
+        """One period of the watch; True (the watch ends) when the store stops answering, reported unless this rank
+        is leaving anyway."""
+        try:
+            self._tick()
+        except Exception as exc:
+            if not self._beats.stop_requested():
+                host = f"{self.info.master_addr}:{self.info.master_port}"
+                reason = f"is unreachable: the ranks' store it serves at {host} does not answer ({exc})"
+                self.report(StopNotice(0, ExperimentStatus.FAILURE, reason))
+            return True
+        return False
 
     def _tick(self) -> None:
         self.store.add(beat_key(self.info.rank), 1)

@@ -45,7 +45,7 @@ def test_a_rank_that_stops_beating_is_reported_by_name() -> None:
     zero.start()
     one.start()
     time.sleep(5 * PERIOD_S)
-    one._done.set()  # its thread ends as a killed process's would: no beat, no left key
+    one._beats.stop(join=False)  # its thread ends as a killed process's would: no beat, no left key
     started = time.monotonic()
     notice = _first_report(reports)
     assert time.monotonic() - started >= SILENCE_S - 3 * PERIOD_S  # its last beat came at most a period earlier
@@ -96,7 +96,7 @@ def test_rank_zero_waits_for_a_live_rank_to_leave_but_not_for_a_dead_one() -> No
     for watch in (zero, one, two):
         watch.start()
     time.sleep(5 * PERIOD_S)
-    two._done.set()  # dead: stops beating without leaving
+    two._beats.stop(join=False)  # dead: stops beating without leaving
     threading.Timer(0.5, one.leave).start()  # alive: leaves half a second later
     started = time.monotonic()
     zero.leave(wait_for_others_s=5.0)
