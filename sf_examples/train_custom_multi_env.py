@@ -25,11 +25,10 @@ import gymnasium as gym
 import numpy as np
 
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.cell_rendering import CellRendering
-from sf_examples.entry_points import FamilyFlags
+from sf_examples.entry_points import FamilyFlags, train_family
 
 ENV_NAME = "my_custom_multi_env_v1"
 NUM_AGENTS = 2
@@ -191,9 +190,7 @@ register_custom_components = register_multi_env_components
 
 
 def main() -> StatusCode:
-    register_multi_env_components()
-    cfg = parse_multi_env_args()
-    return run_rl(cfg)
+    return train_family(register_multi_env_components, parse_multi_env_args)
 
 
 if __name__ == "__main__":
