@@ -152,15 +152,18 @@ class LineGoalsMultiEnv(CellRendering, gym.Env):
         return "\n".join(lines) + "\n"
 
 
+# LineGoalsMultiEnv's size arguments and the flags that set them
+SIZE_FLAGS = {"num_cells": "custom_multi_env_num_cells", "episode_len": "custom_env_episode_len"}
+
+
 def make_custom_multi_env_func(
     full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
 ) -> LineGoalsMultiEnv:
-    """The ``make_env_func`` registered under ``my_custom_multi_env_v1``: sizes from the example's flags, or the
-    env's own defaults (the flags' defaults too) when called without a config."""
+    """The ``make_env_func`` registered under ``my_custom_multi_env_v1``: sizes from the example's flags; a config
+    without them (none, or one saved by a script that lacks these flags) keeps the env's defaults."""
     del full_env_name, env_config
-    if cfg is None:
-        return LineGoalsMultiEnv(render_mode=render_mode)
-    return LineGoalsMultiEnv(cfg.custom_multi_env_num_cells, cfg.custom_env_episode_len, render_mode=render_mode)
+    sizes = {arg: getattr(cfg, flag) for arg, flag in SIZE_FLAGS.items() if hasattr(cfg, flag)}
+    return LineGoalsMultiEnv(**sizes, render_mode=render_mode)
 
 
 def add_multi_env_args(parser: argparse.ArgumentParser) -> None:
