@@ -9,14 +9,12 @@ from __future__ import annotations
 import sys
 
 from sample_factory.utils.typing import StatusCode
-from sf_examples.entry_points import enjoy_family_env
+from sf_examples.entry_points import enjoy_family
 from sf_examples.train_pettingzoo_env import PETTINGZOO_SPECS, parse_pettingzoo_args, register_pettingzoo_envs
 
 
 def main() -> StatusCode:
-    register_pettingzoo_envs()
-    cfg = parse_pettingzoo_args(evaluation=True)
-    return enjoy_family_env(cfg, PETTINGZOO_SPECS)
+    return enjoy_family(register_pettingzoo_envs, parse_pettingzoo_args, PETTINGZOO_SPECS)
 
 
 if __name__ == "__main__":

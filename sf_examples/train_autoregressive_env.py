@@ -24,15 +24,15 @@ previous one) in ``info["episode_extra_stats"]``.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
+from sf_examples.entry_points import parse_with_defaults, train_family
 
 ENV_NAME = "echo_choice"
 NUM_CHOICES = 4
@@ -58,6 +58,8 @@ ECHO_DEFAULTS: dict[str, Any] = {
     "eval_every_env_steps": 50_000,
     "eval_episodes": 40,
 }
+# parse_echo_args(argv=None, evaluation=False) -> cfg: Sample Factory's flags over ECHO_DEFAULTS (no flags of its own)
+parse_echo_args = partial(parse_with_defaults, ECHO_DEFAULTS)
 
 
 class EchoChoiceEnv(gym.Env):
@@ -103,16 +105,8 @@ def register_echo_env() -> None:
     register_env(ENV_NAME, make_echo_env)
 
 
-def parse_echo_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    parser, _ = parse_sf_args(argv, evaluation=evaluation)
-    parser.set_defaults(**ECHO_DEFAULTS)
-    return parse_full_cfg(parser, argv)
-
-
 def main() -> StatusCode:
-    register_echo_env()
-    cfg = parse_echo_args()
-    return run_rl(cfg)
+    return train_family(register_echo_env, parse_echo_args)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ import argparse
 import sys
 from typing import Any
 
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.batched_cartpole import ENV_NAME, add_batched_cartpole_args, register_batched_cartpole
-from sf_examples.entry_points import FamilyFlags
+from sf_examples.entry_points import FamilyFlags, train_family
 from sf_examples.gym.gym_utils import GYM_DEFAULTS
 
 BATCHED_CARTPOLE_DEFAULTS: dict[str, Any] = {
@@ -51,9 +50,7 @@ def parse_batched_cartpole_args(argv: list[str] | None = None, evaluation: bool 
 
 
 def main() -> StatusCode:
-    register_batched_cartpole()
-    cfg = parse_batched_cartpole_args()
-    return run_rl(cfg)
+    return train_family(register_batched_cartpole, parse_batched_cartpole_args)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,10 @@ import gymnasium as gym
 import numpy as np
 
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.cell_rendering import CellRendering
-from sf_examples.entry_points import FamilyFlags
+from sf_examples.entry_points import FamilyFlags, train_family
 
 ENV_NAME = "my_custom_multi_env_v1"
 NUM_AGENTS = 2
@@ -53,19 +52,27 @@ MULTI_ENV_DEFAULTS: dict[str, Any] = {
 }
 
 
+def multi_env_override_defaults(parser: argparse.ArgumentParser) -> None:
+    """Small, fast settings for a tiny vector-observation task."""
+    parser.set_defaults(**MULTI_ENV_DEFAULTS)
+
+
 class LineGoalsMultiEnv(CellRendering, gym.Env):
     """Two agents on ``num_cells`` cells, each walking to its own goal; agents reset independently."""
+
+    # the multi-agent protocol: Sample Factory reads these two to step the env as NUM_AGENTS agents
+    num_agents = NUM_AGENTS
+    is_multiagent = True
+    # every agent's action space (the same for any line length)
+    action_space = gym.spaces.Discrete(len(MOVES))
 
     def __init__(self, num_cells: int = 7, episode_len: int = 30, render_mode: str | None = None) -> None:
         if num_cells < 3:
             raise ValueError(f"--custom_multi_env_num_cells={num_cells} must be >= 3")
-        self.num_agents = NUM_AGENTS
-        self.is_multiagent = True
         self.num_cells = num_cells
         self.episode_len = episode_len
         self.render_mode = render_mode
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(3 * num_cells,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(len(MOVES))
         self.positions = np.zeros(NUM_AGENTS, dtype=np.int64)
         self.goals = np.zeros(NUM_AGENTS, dtype=np.int64)
         self.steps = np.zeros(NUM_AGENTS, dtype=np.int64)
@@ -145,28 +152,25 @@ class LineGoalsMultiEnv(CellRendering, gym.Env):
         return "\n".join(lines) + "\n"
 
 
+# LineGoalsMultiEnv's size arguments and the flags that set them
+SIZE_FLAGS = {"num_cells": "custom_multi_env_num_cells", "episode_len": "custom_env_episode_len"}
+
+
 def make_custom_multi_env_func(
     full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
 ) -> LineGoalsMultiEnv:
-    """The ``make_env_func`` registered under ``my_custom_multi_env_v1``."""
+    """The ``make_env_func`` registered under ``my_custom_multi_env_v1``: sizes from the example's flags; a config
+    without them (none, or one saved by a script that lacks these flags) keeps the env's defaults."""
     del full_env_name, env_config
-    num_cells = getattr(cfg, "custom_multi_env_num_cells", 7) if cfg is not None else 7
-    episode_len = getattr(cfg, "custom_env_episode_len", 30) if cfg is not None else 30
-    return LineGoalsMultiEnv(num_cells=num_cells, episode_len=episode_len, render_mode=render_mode)
+    sizes = {arg: getattr(cfg, flag) for arg, flag in SIZE_FLAGS.items() if hasattr(cfg, flag)}
+    return LineGoalsMultiEnv(**sizes, render_mode=render_mode)
 
 
 def add_multi_env_args(parser: argparse.ArgumentParser) -> None:
     """Flags of this example; saved in config.json, so enjoy recreates the same env."""
     group = parser.add_argument_group("Custom multi-agent env", "Flags of the my_custom_multi_env_v1 example.")
     group.add_argument("--custom_env_episode_len", type=int, default=30, help="Steps before an episode is truncated.")
-    group.add_argument(
-        "--custom_multi_env_num_cells", type=int, default=7, help="Length of the line; longer takes more exploring."
-    )
-
-
-def multi_env_override_defaults(parser: argparse.ArgumentParser) -> None:
-    """Small, fast settings for a tiny vector-observation task."""
-    parser.set_defaults(**MULTI_ENV_DEFAULTS)
+    group.add_argument("--custom_multi_env_num_cells", type=int, default=7, help="Cells on the line (at least 3).")
 
 
 MULTI_ENV_FLAGS = FamilyFlags(
@@ -191,9 +195,7 @@ register_custom_components = register_multi_env_components
 
 
 def main() -> StatusCode:
-    register_multi_env_components()
-    cfg = parse_multi_env_args()
-    return run_rl(cfg)
+    return train_family(register_multi_env_components, parse_multi_env_args)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from sample_factory.envs.env_utils import require_optional_module
 from sample_factory.envs.pettingzoo_envs import ObsTransform, PettingZooParallelEnv
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
 
 DEFAULT_ENV = "knights_archers_zombies_v11"
 
@@ -144,17 +144,13 @@ PETTINGZOO_FLAGS = FamilyFlags(
     enjoy_script="sf_examples.enjoy_pettingzoo_env",
     default_env=DEFAULT_ENV,
 )
-
-
-def parse_pettingzoo_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, the family's flags and the defaults of ``--env`` (default env if none), then the final parse."""
-    return PETTINGZOO_FLAGS.parse(argv, evaluation)
+# parse_pettingzoo_args(argv=None, evaluation=False) -> cfg: standard flags, the family's flags and the defaults of
+# --env (DEFAULT_ENV if none), then the strict final parse
+parse_pettingzoo_args = PETTINGZOO_FLAGS.parse
 
 
 def main() -> StatusCode:
-    register_pettingzoo_envs()
-    cfg = parse_pettingzoo_args()
-    return train_family_env(cfg, PETTINGZOO_SPECS)
+    return train_family(register_pettingzoo_envs, parse_pettingzoo_args, PETTINGZOO_SPECS)
 
 
 if __name__ == "__main__":

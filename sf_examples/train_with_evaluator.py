@@ -16,14 +16,14 @@ Any flag still works on the command line, e.g. ``--eval_env=cartpole_train`` to 
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
 
-from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.env_utils import register_env
-from sample_factory.train import run_rl
 from sample_factory.utils.typing import Config, StatusCode
+from sf_examples.entry_points import parse_with_defaults, train_family
 from sf_examples.gym.gym_utils import GYM_DEFAULTS, wrap_gym_env
 
 TRAIN_ENV = "cartpole_train"
@@ -43,6 +43,9 @@ EVALUATOR_DEFAULTS: dict[str, Any] = {
     "num_envs_per_worker": 8,
     "train_for_env_steps": 300_000,
 }
+# parse_evaluator_args(argv=None, evaluation=False) -> cfg: Sample Factory's flags over EVALUATOR_DEFAULTS; --eval_*
+# flags given on the command line still win
+parse_evaluator_args = partial(parse_with_defaults, EVALUATOR_DEFAULTS)
 
 
 def make_cartpole(_full_env_name: str, cfg: Config | None = None, _env_config=None, render_mode=None) -> gym.Env:
@@ -66,15 +69,8 @@ def register_cartpole_variants() -> None:
     register_env(EVAL_ENV, make_long_pole_cartpole)
 
 
-def parse_evaluator_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    parser, _ = parse_sf_args(argv, evaluation=evaluation)
-    parser.set_defaults(**EVALUATOR_DEFAULTS)
-    return parse_full_cfg(parser, argv)
-
-
 def main() -> StatusCode:
-    register_cartpole_variants()
-    return run_rl(parse_evaluator_args())
+    return train_family(register_cartpole_variants, parse_evaluator_args)
 
 
 if __name__ == "__main__":

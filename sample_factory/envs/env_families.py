@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -53,9 +54,14 @@ class EnvFamily:
 
     def call(self, hook: str, env_name: str, *args: Any, **kwargs: Any) -> Any:
         """Import and call one hook with this family's calling convention."""
-        module_name, _, func_name = hook.partition(":")
-        func = getattr(importlib.import_module(module_name), func_name)
+        func = resolve_hook(hook)
         return func(env_name, *args, **kwargs) if self.env_name_first else func(*args, **kwargs)
+
+
+def resolve_hook(hook: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` reference names (importing its module)."""
+    module_name, _, func_name = hook.partition(":")
+    return getattr(importlib.import_module(module_name), func_name)
 
 
 # family name -> family; process-wide and never reset, since only the main process of a tool reads it

@@ -7,6 +7,31 @@ from typing import Any
 
 from sample_factory.utils.utils import str2bool
 
+# The PPO update both Atari families (this one and EnvPool's) train with; Sample Factory 2 gives both the same values,
+# after PPO's Atari settings (Schulman et al. 2017): 128-step rollouts, 4 epochs over 4 minibatches of 256 samples,
+# Adam at a linearly decaying 2.5e-4, clip 0.1, entropy bonus 0.01.
+PPO_ATARI_UPDATE: dict[str, Any] = {
+    "rollout": 128,
+    "batch_size": 256,
+    "num_batches_per_epoch": 4,
+    "num_epochs": 4,
+    "shuffle_minibatches": False,
+    "train_for_env_steps": 10_000_000,
+    "learning_rate": 0.00025,
+    "lr_schedule": "linear_decay",
+    "adam_eps": 1e-5,
+    "gamma": 0.99,
+    "gae_lambda": 0.95,
+    "with_vtrace": False,
+    "ppo_clip_ratio": 0.1,
+    "value_loss_coeff": 0.5,
+    "kl_loss_coeff": 0.0,
+    "exploration_loss": "entropy",
+    "exploration_loss_coeff": 0.01,
+    "max_grad_norm": 0.5,
+    "experiment_summaries_interval": 3,
+}
+
 # Sample Factory 2.1.1's Atari defaults, value for value (PPO's Atari settings, Schulman et al. 2017, on the DQN
 # preprocessing, Mnih et al. 2015), plus the one deviation below; tests/envs/test_family_defaults.py holds them to
 # it. Anything given on the command line still wins; docs/atari.md says what to pass on a small machine.
@@ -33,33 +58,14 @@ ATARI_DEFAULTS: dict[str, Any] = {
     "reward_clip": 1.0,
     "reward_scale": 1.0,
     "normalize_returns": True,
-    # 8 synchronous workers x 1 env, 128-step rollouts: 1024 samples per round, one training batch
+    # 8 synchronous workers x 1 env x 128 steps: 1024 samples per round, PPO's one update of 4 x 4 minibatches
+    **PPO_ATARI_UPDATE,
     "serial_mode": False,
     "async_rl": False,
     "batched_sampling": False,
     "num_workers": 8,
     "num_envs_per_worker": 1,
     "worker_num_splits": 1,
-    "rollout": 128,
-    # 4 epochs over 4 minibatches of 256 (PPO's 1024-sample update)
-    "batch_size": 256,
-    "num_batches_per_epoch": 4,
-    "num_epochs": 4,
-    "shuffle_minibatches": False,
-    "train_for_env_steps": 10_000_000,
-    "learning_rate": 0.00025,
-    "lr_schedule": "linear_decay",
-    "adam_eps": 1e-5,
-    "gamma": 0.99,
-    "gae_lambda": 0.95,
-    "with_vtrace": False,
-    "ppo_clip_ratio": 0.1,
-    "value_loss_coeff": 0.5,
-    "kl_loss_coeff": 0.0,
-    "exploration_loss": "entropy",
-    "exploration_loss_coeff": 0.01,
-    "max_grad_norm": 0.5,
-    "experiment_summaries_interval": 3,
 }
 
 

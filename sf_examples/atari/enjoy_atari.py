@@ -10,13 +10,11 @@ import sys
 from sample_factory.utils.typing import StatusCode
 from sf_examples.atari.atari_games import ATARI_ENVS
 from sf_examples.atari.train_atari import parse_atari_cfg, register_atari_components
-from sf_examples.entry_points import enjoy_family_env
+from sf_examples.entry_points import enjoy_family
 
 
 def main() -> StatusCode:
-    register_atari_components()
-    cfg = parse_atari_cfg(evaluation=True)
-    return enjoy_family_env(cfg, ATARI_ENVS)
+    return enjoy_family(register_atari_components, parse_atari_cfg, ATARI_ENVS)
 
 
 if __name__ == "__main__":

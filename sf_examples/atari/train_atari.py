@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.typing import StatusCode
 from sf_examples.atari.atari_games import ATARI_ENVS
-from sf_examples.atari.atari_params import add_atari_env_args, atari_override_defaults
 from sf_examples.atari.atari_utils import make_atari_env
-from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
+from sf_examples.families import ATARI
 
-ATARI_FLAGS = FamilyFlags(
-    add_atari_env_args,
-    atari_override_defaults,
-    train_script="sf_examples.atari.train_atari",
-    enjoy_script="sf_examples.atari.enjoy_atari",
-    defaults_take_evaluation=True,
-)
+ATARI_FLAGS = FamilyFlags.of(ATARI, enjoy_script="sf_examples.atari.enjoy_atari")
 
 
 def register_atari_components() -> None:
@@ -32,19 +26,13 @@ def register_atari_components() -> None:
     register_family_envs(ATARI_ENVS, make_atari_env)
 
 
-def parse_atari_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, the Atari flags and defaults, then the strict final parse."""
-    return ATARI_FLAGS.parse(argv, evaluation)
-
-
-# Sample Factory 2's name for the same function: parse_atari_args(argv=None, evaluation=False) -> cfg
-parse_atari_args = parse_atari_cfg
+# parse_atari_cfg(argv=None, evaluation=False) -> cfg: standard flags, the Atari flags and defaults, then the strict
+# final parse; parse_atari_args is Sample Factory 2's name for it
+parse_atari_cfg = parse_atari_args = ATARI_FLAGS.parse
 
 
 def main() -> StatusCode:
-    register_atari_components()
-    cfg = parse_atari_cfg()
-    return train_family_env(cfg, ATARI_ENVS)
+    return train_family(register_atari_components, parse_atari_cfg, ATARI_ENVS)
 
 
 if __name__ == "__main__":

@@ -19,17 +19,13 @@ from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.dmlab.dmlab_env import import_deepmind_lab
-from sf_examples.dmlab.dmlab_params import DMLAB_ENVS, add_dmlab_env_args, dmlab_override_defaults, make_dmlab_env
+from sf_examples.dmlab.dmlab_params import DMLAB_ENVS, make_dmlab_env
 from sf_examples.dmlab.dmlab_stats import register_dmlab_stats
 from sf_examples.entry_points import FamilyFlags, register_family_envs
+from sf_examples.families import DMLAB
 
-DMLAB_FLAGS = FamilyFlags(
-    add_dmlab_env_args,
-    dmlab_override_defaults,
-    train_script="sf_examples.dmlab.train_dmlab",
-    enjoy_script="sf_examples.dmlab.enjoy_dmlab",
-    default_env="",  # the hooks take the env name; without --env they add what every level shares
-)
+# the hooks take the env name; without --env (default_env "") they add what every level shares
+DMLAB_FLAGS = FamilyFlags.of(DMLAB, enjoy_script="sf_examples.dmlab.enjoy_dmlab", default_env="")
 
 
 def register_dmlab_envs(env_name: str | None = None) -> None:

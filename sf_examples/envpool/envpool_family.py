@@ -1,4 +1,5 @@
-"""The train/enjoy script logic both EnvPool families share: names, parsing, the early dependency check."""
+"""The two EnvPool families as their scripts see them, and the train/enjoy logic they share: names, parsing, the early
+dependency check."""
 
 from __future__ import annotations
 
@@ -13,7 +14,17 @@ from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.entry_points import FamilyFlags, enjoy_status, register_family_envs
+from sf_examples.envpool.atari.envpool_atari_params import (
+    ENVPOOL_ATARI_ENVS,
+    envpool_atari_override_defaults,
+    make_envpool_atari_env,
+)
 from sf_examples.envpool.envpool_utils import add_envpool_args, canonical_env_name, require_envpool, rewrite_env_arg
+from sf_examples.envpool.mujoco.envpool_mujoco_params import (
+    ENVPOOL_MUJOCO_ENVS,
+    envpool_mujoco_override_defaults,
+    make_envpool_mujoco_env,
+)
 
 
 @dataclass(frozen=True)
@@ -21,7 +32,8 @@ class EnvPoolFamilyScripts:
     """One EnvPool family as its scripts see it: its env names, defaults hook and env factory.
 
     The family's train and enjoy modules (``sf_examples/envpool/<kind>/train_envpool_<kind>.py`` and
-    ``enjoy_envpool_<kind>.py``) are thin: they build one of these and call its methods."""
+    ``enjoy_envpool_<kind>.py``) are thin: they name the methods of one of these (``ENVPOOL_ATARI``,
+    ``ENVPOOL_MUJOCO`` below)."""
 
     kind: str  # "atari": env names envpool_atari_*, scripts in sf_examples/envpool/atari
     env_names: dict[str, str]  # env name -> EnvPool task id
@@ -67,19 +79,17 @@ class EnvPoolFamilyScripts:
         cfg = self.parse_cfg(argv, evaluation)  # --help exits here and works without envpool
         if cfg.env not in self.env_names:
             raise UnknownEnvError(unknown_env_message(str(cfg.env), sorted(self.env_names)))
-        require_envpool()
         self.register_envs(cfg.env)
         return cfg
 
     def register_envs(self, env_name: str | None = None) -> None:
-        """Register every name of the family (``env_name``, passed by generic tools, makes no difference)."""
-        del env_name
-        register_family_envs(self.env_names, self.make_env)
+        """Register every name of the family (``env_name``, passed by generic tools, makes no difference).
 
-    def register_family(self, env_name: str) -> None:
-        """The family's hook for generic tools: a missing envpool fails here, in the main process, in one line."""
+        A missing envpool fails here, in the main process, in one line, rather than in a worker process.
+        """
+        del env_name
         require_envpool()
-        self.register_envs(env_name)
+        register_family_envs(self.env_names, self.make_env)
 
     def run(self, run_config: Callable[[Config], StatusCode] = run_rl, evaluation: bool = False) -> StatusCode:
         """A script's ``main``: prepare the config, then ``run_config`` it; known user errors become one line."""
@@ -98,3 +108,11 @@ class EnvPoolFamilyScripts:
         """One error line naming the cause and the fix, no traceback."""
         log.error("%s", exc)
         return ExperimentStatus.FAILURE
+
+
+ENVPOOL_ATARI = EnvPoolFamilyScripts(
+    "atari", ENVPOOL_ATARI_ENVS, "breakout", envpool_atari_override_defaults, make_envpool_atari_env
+)
+ENVPOOL_MUJOCO = EnvPoolFamilyScripts(
+    "mujoco", ENVPOOL_MUJOCO_ENVS, "halfcheetah", envpool_mujoco_override_defaults, make_envpool_mujoco_env
+)

@@ -8,15 +8,13 @@ from __future__ import annotations
 import sys
 
 from sample_factory.utils.typing import StatusCode
-from sf_examples.entry_points import enjoy_family_env
+from sf_examples.entry_points import enjoy_family
 from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS
 from sf_examples.mujoco.train_mujoco import parse_mujoco_cfg, register_mujoco_components
 
 
 def main() -> StatusCode:
-    register_mujoco_components()
-    cfg = parse_mujoco_cfg(evaluation=True)
-    return enjoy_family_env(cfg, MUJOCO_ENVS)
+    return enjoy_family(register_mujoco_components, parse_mujoco_cfg, MUJOCO_ENVS)
 
 
 if __name__ == "__main__":

@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
-from sf_examples.mujoco.mujoco_params import add_mujoco_env_args, mujoco_override_defaults
+from sample_factory.utils.typing import StatusCode
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
+from sf_examples.families import MUJOCO
 from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS, make_mujoco_env
 
-MUJOCO_FLAGS = FamilyFlags(
-    add_mujoco_env_args,
-    mujoco_override_defaults,
-    train_script="sf_examples.mujoco.train_mujoco",
-    enjoy_script="sf_examples.mujoco.enjoy_mujoco",
-    defaults_take_evaluation=True,
-)
+MUJOCO_FLAGS = FamilyFlags.of(MUJOCO, enjoy_script="sf_examples.mujoco.enjoy_mujoco")
 
 
 def register_mujoco_components() -> None:
@@ -31,15 +25,13 @@ def register_mujoco_components() -> None:
     register_family_envs(MUJOCO_ENVS, make_mujoco_env)
 
 
-def parse_mujoco_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    """Standard flags, the MuJoCo flags and defaults, then the strict final parse."""
-    return MUJOCO_FLAGS.parse(argv, evaluation)
+# parse_mujoco_cfg(argv=None, evaluation=False) -> cfg: standard flags, the MuJoCo flags and defaults, then the
+# strict final parse
+parse_mujoco_cfg = MUJOCO_FLAGS.parse
 
 
 def main() -> StatusCode:
-    register_mujoco_components()
-    cfg = parse_mujoco_cfg()
-    return train_family_env(cfg, MUJOCO_ENVS)
+    return train_family(register_mujoco_components, parse_mujoco_cfg, MUJOCO_ENVS)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,13 @@ from __future__ import annotations
 import sys
 
 from sample_factory.utils.typing import StatusCode
-from sf_examples.entry_points import enjoy_family_env
+from sf_examples.entry_points import enjoy_family
 from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
 from sf_examples.vizdoom.train_vizdoom import parse_vizdoom_cfg, register_vizdoom_components
 
 
 def main() -> StatusCode:
-    register_vizdoom_components()
-    cfg = parse_vizdoom_cfg(evaluation=True)
-    return enjoy_family_env(cfg, DOOM_SPECS)
+    return enjoy_family(register_vizdoom_components, parse_vizdoom_cfg, DOOM_SPECS)
 
 
 if __name__ == "__main__":

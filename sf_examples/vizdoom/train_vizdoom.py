@@ -15,20 +15,14 @@ import sys
 
 from sample_factory.algo.utils.context import global_model_factory
 from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family_env
+from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
+from sf_examples.families import VIZDOOM
 from sf_examples.vizdoom.doom.doom_model import make_vizdoom_encoder
-from sf_examples.vizdoom.doom.doom_params import add_doom_env_args, doom_override_defaults
 from sf_examples.vizdoom.doom.doom_utils import make_doom_env
 from sf_examples.vizdoom.doom.lifecycle import draw_base_port
 from sf_examples.vizdoom.doom.scenarios import DOOM_SPECS
 
-VIZDOOM_FLAGS = FamilyFlags(
-    add_doom_env_args,
-    doom_override_defaults,
-    train_script="sf_examples.vizdoom.train_vizdoom",
-    enjoy_script="sf_examples.vizdoom.enjoy_vizdoom",
-    defaults_take_evaluation=True,
-)
+VIZDOOM_FLAGS = FamilyFlags.of(VIZDOOM, enjoy_script="sf_examples.vizdoom.enjoy_vizdoom")
 
 
 def register_vizdoom_envs() -> None:
@@ -52,17 +46,20 @@ def parse_vizdoom_cfg(argv: list[str] | None = None, evaluation: bool = False) -
     return VIZDOOM_FLAGS.parse(argv, evaluation)
 
 
-def choose_base_port(cfg: Config) -> None:
+def choose_base_port(cfg: Config) -> Config:
     """One random base port per run, so concurrent runs on one machine rarely probe the same ports."""
     if not cfg.doom_base_port:
         cfg.doom_base_port = draw_base_port()
+    return cfg
+
+
+def parse_vizdoom_train_cfg() -> Config:
+    """The command line of a training run, with its base port chosen."""
+    return choose_base_port(parse_vizdoom_cfg())
 
 
 def main() -> StatusCode:
-    register_vizdoom_components()
-    cfg = parse_vizdoom_cfg()
-    choose_base_port(cfg)
-    return train_family_env(cfg, DOOM_SPECS)
+    return train_family(register_vizdoom_components, parse_vizdoom_train_cfg, DOOM_SPECS)
 
 
 if __name__ == "__main__":

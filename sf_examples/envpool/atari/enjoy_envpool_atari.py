@@ -1,7 +1,7 @@
-"""Watch an EnvPool Atari agent (env 0 of the pool; ``--env_agents=1`` to simulate just one game).
+"""Watch an EnvPool Atari agent: env 0 of the pool (``--env_agents=1`` simulates just that one game), in a window
+or, with ``--save_video --no_render``, as an MP4:
 
-    python -m sf_examples.envpool.atari.enjoy_envpool_atari --env=envpool_atari_breakout --experiment=breakout \
-        --save_video --no_render
+    python -m sf_examples.envpool.atari.enjoy_envpool_atari --env=envpool_atari_breakout --experiment=breakout
 """
 
 from __future__ import annotations

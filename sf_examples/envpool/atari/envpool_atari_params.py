@@ -7,6 +7,7 @@ from typing import Any
 
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
+from sf_examples.atari.atari_params import PPO_ATARI_UPDATE
 from sf_examples.envpool.envpool_utils import BATCHED_DEFAULTS, make_batched_env
 from sf_examples.envpool.envpool_wrappers import EnvPoolBatchedEnv
 
@@ -44,6 +45,7 @@ ENVPOOL_ATARI_TASK_KWARGS: dict[str, Any] = {
 # wins; docs/envpool.md says what suits a small machine.
 ENVPOOL_ATARI_DEFAULTS: dict[str, Any] = {
     **BATCHED_DEFAULTS,
+    **PPO_ATARI_UPDATE,
     "serial_mode": False,
     "async_rl": True,
     "num_workers": 4,
@@ -54,24 +56,6 @@ ENVPOOL_ATARI_DEFAULTS: dict[str, Any] = {
     "summaries_use_frameskip": True,
     # the env reports whole-game raw scores in info["episode"] (unclipped game scores)
     "use_record_episode_statistics": True,
-    "train_for_env_steps": 10_000_000,
-    "rollout": 128,
-    "batch_size": 256,  # minibatch; 4 of them per epoch, 4 epochs
-    "num_batches_per_epoch": 4,
-    "num_epochs": 4,
-    "shuffle_minibatches": False,
-    "learning_rate": 0.00025,
-    "lr_schedule": "linear_decay",
-    "adam_eps": 1e-5,
-    "gamma": 0.99,
-    "gae_lambda": 0.95,
-    "with_vtrace": False,
-    "ppo_clip_ratio": 0.1,
-    "value_loss_coeff": 0.5,
-    "kl_loss_coeff": 0.0,
-    "exploration_loss": "entropy",
-    "exploration_loss_coeff": 0.01,
-    "max_grad_norm": 0.5,
     "reward_scale": 1.0,
     "encoder_conv_architecture": "convnet_atari",
     "nonlinearity": "relu",
@@ -81,7 +65,6 @@ ENVPOOL_ATARI_DEFAULTS: dict[str, Any] = {
     "use_rnn": False,  # 4 stacked frames carry the motion
     "recurrence": 1,
     "adaptive_stddev": False,
-    "experiment_summaries_interval": 3,
 }
 
 

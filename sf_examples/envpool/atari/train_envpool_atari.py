@@ -12,38 +12,14 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.envpool.atari.envpool_atari_params import (
-    ENVPOOL_ATARI_ENVS,
-    envpool_atari_override_defaults,
-    make_envpool_atari_env,
-)
-from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
+from sf_examples.envpool.envpool_family import ENVPOOL_ATARI as SCRIPTS
 
-SCRIPTS = EnvPoolFamilyScripts(
-    kind="atari",
-    env_names=ENVPOOL_ATARI_ENVS,
-    default_task="breakout",
-    override_defaults=envpool_atari_override_defaults,
-    make_env=make_envpool_atari_env,
-)
-
-
-def parse_envpool_atari_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    return SCRIPTS.parse_cfg(argv, evaluation)
-
-
-# the names generic tools (sf_examples/families.py) and user code import
-register_envpool_atari_envs = SCRIPTS.register_envs
-register_envpool_atari_family = SCRIPTS.register_family
-# Sample Factory 2's names of the same functions (its EnvPool scripts reused the Atari family's names)
-parse_atari_args = parse_envpool_atari_cfg
-register_atari_components = register_envpool_atari_envs
-
-
-def main() -> StatusCode:
-    return SCRIPTS.run()
-
+# register_envpool_atari_envs(env_name=None): every envpool_atari_* name (without envpool: one error line, at once);
+# parse_envpool_atari_cfg(argv=None, evaluation=False) -> cfg. The last name of each is Sample Factory 2's; the family
+# name is the hook of generic tools (sf_examples/families.py).
+register_envpool_atari_envs = register_envpool_atari_family = register_atari_components = SCRIPTS.register_envs
+parse_envpool_atari_cfg = parse_atari_args = SCRIPTS.parse_cfg
+main = SCRIPTS.run  # main() -> StatusCode: parse, check the env name and envpool, register, train
 
 if __name__ == "__main__":
     sys.exit(main())

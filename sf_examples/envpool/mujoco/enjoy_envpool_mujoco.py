@@ -1,8 +1,7 @@
 """Watch an EnvPool MuJoCo policy, on Gymnasium's copy of the task (EnvPool cannot render headless; needs the
-``mujoco`` extra).
+``mujoco`` extra). On a machine without a display, add ``--save_video --no_render`` to write an MP4 instead:
 
-    python -m sf_examples.envpool.mujoco.enjoy_envpool_mujoco --env=envpool_mujoco_halfcheetah --experiment=cheetah \
-        --save_video --no_render
+    python -m sf_examples.envpool.mujoco.enjoy_envpool_mujoco --env=envpool_mujoco_halfcheetah --experiment=cheetah
 """
 
 from __future__ import annotations

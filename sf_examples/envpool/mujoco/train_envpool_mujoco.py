@@ -12,38 +12,14 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.envpool.envpool_family import EnvPoolFamilyScripts
-from sf_examples.envpool.mujoco.envpool_mujoco_params import (
-    ENVPOOL_MUJOCO_ENVS,
-    envpool_mujoco_override_defaults,
-    make_envpool_mujoco_env,
-)
+from sf_examples.envpool.envpool_family import ENVPOOL_MUJOCO as SCRIPTS
 
-SCRIPTS = EnvPoolFamilyScripts(
-    kind="mujoco",
-    env_names=ENVPOOL_MUJOCO_ENVS,
-    default_task="halfcheetah",
-    override_defaults=envpool_mujoco_override_defaults,
-    make_env=make_envpool_mujoco_env,
-)
-
-
-def parse_envpool_mujoco_cfg(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    return SCRIPTS.parse_cfg(argv, evaluation)
-
-
-# the names generic tools (sf_examples/families.py) and user code import
-register_envpool_mujoco_envs = SCRIPTS.register_envs
-register_envpool_mujoco_family = SCRIPTS.register_family
-# Sample Factory 2's names of the same functions (its EnvPool scripts reused the MuJoCo family's names)
-parse_mujoco_cfg = parse_envpool_mujoco_cfg
-register_mujoco_components = register_envpool_mujoco_envs
-
-
-def main() -> StatusCode:
-    return SCRIPTS.run()
-
+# register_envpool_mujoco_envs(env_name=None): every envpool_mujoco_* name (without envpool: one error line, at once);
+# parse_envpool_mujoco_cfg(argv=None, evaluation=False) -> cfg. The last name of each is Sample Factory 2's; the family
+# name is the hook of generic tools (sf_examples/families.py).
+register_envpool_mujoco_envs = register_envpool_mujoco_family = register_mujoco_components = SCRIPTS.register_envs
+parse_envpool_mujoco_cfg = parse_mujoco_cfg = SCRIPTS.parse_cfg
+main = SCRIPTS.run  # main() -> StatusCode: parse, check the env name and envpool, register, train
 
 if __name__ == "__main__":
     sys.exit(main())

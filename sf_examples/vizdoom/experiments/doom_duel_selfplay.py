@@ -9,15 +9,13 @@ python -m sample_factory.launcher.run --run=sf_examples.vizdoom.experiments.doom
 """
 
 from sample_factory.launcher.run_description import Experiment, ParamGrid, RunDescription
+from sf_examples.vizdoom.experiments import DOOM_PBT_8_POLICIES
 
 _params = ParamGrid([("seed", [0])])
 
 _cmd = (
-    "python -m sf_examples.vizdoom.train_vizdoom --env=doom_duel --train_for_env_steps=2000000000 "
-    "--num_policies=8 --with_pbt=True --pbt_mix_policies_in_one_env=True --pbt_period_env_steps=5000000 "
-    "--pbt_start_mutation=100000000 --pbt_replace_reward_gap=0.5 --pbt_replace_reward_gap_absolute=0.35 "
-    "--num_workers=32 --num_envs_per_worker=8 --batch_size=2048 --env_frameskip=2 --use_rnn=True "
-    "--res_w=128 --res_h=72 --wide_aspect_ratio=False --gamma=0.995"
+    f"{DOOM_PBT_8_POLICIES} --env=doom_duel --pbt_mix_policies_in_one_env=True --num_envs_per_worker=8 "
+    "--pbt_replace_reward_gap=0.5 --pbt_replace_reward_gap_absolute=0.35"
 )
 
 RUN_DESCRIPTION = RunDescription(
