@@ -28,10 +28,17 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
 from sample_factory.algo.utils.context import reset_global_context
-from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories, num_trajectory_slots
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
+from sample_factory.algo.utils.shared_buffers import (
+    SlotOwners,
+    TrajectoryBuffers,
+    allocate_trajectories,
+    num_trajectory_slots,
+)
 from sample_factory.algo.utils.wiring import (
     RUNNER,
     batcher_name,
@@ -344,6 +351,7 @@ class HotPath:
         assert cfg.use_rnn and cfg.rnn_size == 2
         self.num_slots = num_trajectory_slots(cfg, self.env_info)
         self.traj = allocate_trajectories(cfg, self.env_info, self.num_slots, share=False)
+        self.buffers = TrajectoryBuffers([self.traj], PolicySpaces(cfg, self.env_info))
         assert self.traj["rnn_states"].shape[-1] == 2, "the echo policy needs an RNN state of exactly 2 values"
         actors_per_worker = cfg.num_envs_per_worker * self.env_info.num_agents
         self.free_slots = TrackedSlots(self.num_slots, cfg.num_workers, actors_per_worker)
@@ -363,7 +371,8 @@ class HotPath:
         self.policies = [EchoPolicy(p) for p in range(cfg.num_policies)]
         self.inference = []
         for p in range(cfg.num_policies):
-            worker = InferenceWorker(cfg, self.env_info, p, 0, self.router, self.traj, self.weights[p])
+            wiring = PolicyWiring(p, self.env_info, self.traj, self.free_slots, self.weights[p])
+            worker = InferenceWorker(cfg, wiring, 0, self.router)
             worker.model = self.policies[p]  # no on_start: the echo policy replaces the actor-critic
             self.inference.append(worker)
             self.loop.add_component(worker)
@@ -376,7 +385,7 @@ class HotPath:
             self.loop.add_component(component)
 
         self.workers = [
-            RolloutWorker(cfg, self.env_info, w, self.router, self.traj, self.free_slots, sampler_states)
+            RolloutWorker(cfg, self.env_info, w, self.router, self.buffers, self.free_slots, sampler_states)
             for w in range(cfg.num_workers)
         ]
         for worker in self.workers:

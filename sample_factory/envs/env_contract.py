@@ -27,12 +27,23 @@ CHECKED_STEPS = 2
 class EnvContract:
     """Validates the returns of one kind of env (``env_name``, its observation space and agent count)."""
 
-    def __init__(self, env_name: str, obs_space: spaces.Space, num_agents: int, multiagent: bool) -> None:
+    def __init__(
+        self,
+        env_name: str,
+        obs_space: spaces.Space,
+        num_agents: int,
+        multiagent: bool,
+        agent_obs_spaces: list[spaces.Space] | None = None,
+    ) -> None:
+        """``agent_obs_spaces``: one observation space per agent when the agents differ (else all have
+        ``obs_space``)."""
         self.env_name = env_name
         self.obs_spaces = obs_space_dict(obs_space)
         self.plain_obs = not isinstance(getattr(obs_space, "spaces", None), dict)
         self.num_agents = num_agents
         self.multiagent = multiagent
+        per_agent = agent_obs_spaces or [obs_space] * num_agents
+        self._agent_obs = [(obs_space_dict(s), not isinstance(getattr(s, "spaces", None), dict)) for s in per_agent]
 
     def _fail(self, call: str, what: str, expected: str) -> EnvContractError:
         return EnvContractError(
@@ -93,33 +104,33 @@ class EnvContract:
 
     def _check_agents_obs(self, call: str, obs: Any) -> None:
         if self.multiagent and not (self.plain_obs is False and isinstance(obs, Mapping)):
-            for agent, item in self._per_agent(call, "obs", obs):
-                self._check_obs(call, item, agent)
+            for index, (agent, item) in enumerate(self._per_agent(call, "obs", obs)):
+                self._check_obs(call, item, agent, index)
         elif not self.multiagent:
             self._check_obs(call, obs, "")
 
-    def _check_obs(self, call: str, obs: Any, agent: str) -> None:
-        if self.plain_obs:
-            self._check_entry(call, "obs", obs, agent)
+    def _check_obs(self, call: str, obs: Any, agent: str, index: int = 0) -> None:
+        obs_spaces, plain = self._agent_obs[index]
+        if plain:
+            self._check_entry(call, "obs", obs, agent, obs_spaces["obs"], plain)
             return
         if not isinstance(obs, Mapping):
             raise self._fail(
                 call,
                 f"returned obs{agent}={_short(obs)}",
-                f"the observation space is a Dict: return a dict with keys {list(self.obs_spaces)}",
+                f"the observation space is a Dict: return a dict with keys {list(obs_spaces)}",
             )
-        for key in self.obs_spaces:
+        for key in obs_spaces:
             if key not in obs:
                 raise self._fail(
                     call,
                     f"returned an observation{agent} without key {key!r} (it has {list(obs)})",
-                    f"the observation space declares {list(self.obs_spaces)}",
+                    f"the observation space declares {list(obs_spaces)}",
                 )
-            self._check_entry(call, key, obs[key], agent)
+            self._check_entry(call, key, obs[key], agent, obs_spaces[key], plain)
 
-    def _check_entry(self, call: str, key: str, value: Any, agent: str) -> None:
-        space = self.obs_spaces[key]
-        label = "observation" if self.plain_obs else f"observation {key!r}"
+    def _check_entry(self, call: str, key: str, value: Any, agent: str, space: spaces.Space, plain: bool) -> None:
+        label = "observation" if plain else f"observation {key!r}"
         try:
             array = np.asarray(value)
         except Exception:  # noqa: BLE001  (ragged lists and odd objects: described below)
@@ -195,18 +206,21 @@ class RolloutFiniteCheck:
         self.num_agents = num_agents
         self.float_obs = [key for key, array in traj["obs"].items() if array.dtype.kind == "f"]
 
-    def check(self, slots: np.ndarray, rollout: int, where: str) -> None:
-        """Raise :class:`EnvContractError` naming the env (``where``: worker and split) of a non-finite value."""
+    def check(self, slots: np.ndarray, rollout: int, where: str, actors: slice | np.ndarray = slice(None)) -> None:
+        """Raise :class:`EnvContractError` naming the env (``where``: worker and split) of a non-finite value.
+
+        ``actors``: the split's actors that ``slots`` belong to (those of one space group), for the message."""
         found = non_finite_problem(self.traj["rewards"][slots, :rollout])
         if found is not None:
-            self._raise(found, "reward", self.traj["rewards"][slots[found[0]], found[1]], where)
+            self._raise(found, "reward", self.traj["rewards"][slots[found[0]], found[1]], where, actors)
         for key in self.float_obs:
             found = non_finite_problem(self.traj["obs"][key][slots])
             if found is not None:
-                self._raise(found, f"observation {key!r}", "NaN/inf", where)
+                self._raise(found, f"observation {key!r}", "NaN/inf", where, actors)
 
-    def _raise(self, found: tuple[int, int], what: str, value: Any, where: str) -> None:
-        actor, step = found
+    def _raise(self, found: tuple[int, int], what: str, value: Any, where: str, actors: slice | np.ndarray) -> None:
+        position, step = found
+        actor = position if isinstance(actors, slice) else int(actors[position])
         env = f"env {actor // self.num_agents}" + (f" agent {actor % self.num_agents}" if self.num_agents > 1 else "")
         raise EnvContractError(
             f"env {self.env_name!r} ({where}, {env}) returned a non-finite {what} ({value}) at step {step} of a "

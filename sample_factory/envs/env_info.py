@@ -10,6 +10,7 @@ threads or initialise CUDA, which would then be inherited or conflict with the w
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import pickle
 import traceback
@@ -48,8 +49,13 @@ class EnvInfo:
     """Spaces, agent count and capabilities of an env (Sample Factory 2's field order).
 
     ``action_splits`` and ``all_discrete`` are derived from ``action_space`` when left as None.
-    ``is_multiagent`` (ours, last) says the env speaks the multi-agent API (lists of per-agent values); it defaults
+    ``is_multiagent`` (ours) says the env speaks the multi-agent API (lists of per-agent values); it defaults
     to ``num_agents > 1``, and is set explicitly for multi-agent envs that happen to have one agent.
+
+    ``agent_obs_spaces`` / ``agent_action_spaces`` (ours, last): one space per agent index, for a multi-agent env
+    whose agents differ (e.g. a pursuer and an evader); None when every agent has ``obs_space``/``action_space``.
+    When they are given, ``obs_space``/``action_space`` are agent 0's. Agents with equal spaces form one *space
+    group*; each policy acts for the agents of one group (``algo.utils.policy_spaces``).
     """
 
     obs_space: gym.Space
@@ -63,6 +69,8 @@ class EnvInfo:
     reward_shaping_scheme: dict | None = None
     env_info_protocol_version: int = ENV_INFO_PROTOCOL_VERSION
     is_multiagent: bool | None = None
+    agent_obs_spaces: list[gym.Space] | None = None
+    agent_action_spaces: list[gym.Space] | None = None
 
     def __post_init__(self) -> None:
         if int(self.num_agents) < 1:
@@ -73,27 +81,88 @@ class EnvInfo:
             self.all_discrete = is_all_discrete(self.action_space)
         if self.is_multiagent is None:
             self.is_multiagent = int(self.num_agents) > 1
+        for name in ("agent_obs_spaces", "agent_action_spaces"):
+            spaces = getattr(self, name)
+            if spaces is not None and len(spaces) != int(self.num_agents):
+                raise ValueError(f"EnvInfo({name}=...) has {len(spaces)} spaces for {self.num_agents} agents")
+
+    @property
+    def heterogeneous(self) -> bool:
+        """Whether some agents have other spaces than agent 0."""
+        return self.agent_obs_spaces is not None or self.agent_action_spaces is not None
+
+    def agent_spaces(self, agent: int) -> tuple[gym.Space, gym.Space]:
+        """The observation and action space of agent ``agent``."""
+        obs = self.agent_obs_spaces[agent] if self.agent_obs_spaces is not None else self.obs_space
+        act = self.agent_action_spaces[agent] if self.agent_action_spaces is not None else self.action_space
+        return obs, act
+
+    def space_groups(self) -> list[int]:
+        """The space group of every agent: agents with equal spaces share one, numbered in order of first agent."""
+        firsts: list[tuple[gym.Space, gym.Space]] = []
+        groups = []
+        for agent in range(int(self.num_agents)):
+            spaces = self.agent_spaces(agent)
+            if spaces not in firsts:
+                firsts.append(spaces)
+            groups.append(firsts.index(spaces))
+        return groups
+
+    def with_spaces(self, obs_space: gym.Space, action_space: gym.Space) -> EnvInfo:
+        """This EnvInfo as seen by a policy acting for agents with these spaces (what its model and buffers use)."""
+        return dataclasses.replace(
+            self,
+            obs_space=obs_space,
+            action_space=action_space,
+            action_splits=None,
+            all_discrete=None,
+            agent_obs_spaces=None,
+            agent_action_spaces=None,
+        )
 
 
 def is_multiagent_env(env) -> bool:
     return bool(getattr(env, "is_multiagent", False)) or getattr(env, "num_agents", 1) > 1
 
 
+def agent_spaces_of(env, attribute: str, num_agents: int) -> list[gym.Space] | None:
+    """A multi-agent env's per-agent spaces (``observation_spaces`` / ``action_spaces``: a sequence indexed by agent,
+    or a mapping in agent order, as PettingZoo has), or None when it has none or they are all equal."""
+    spaces = getattr(env, attribute, None)
+    if spaces is None:
+        return None
+    spaces = list(spaces.values()) if isinstance(spaces, dict) else list(spaces)
+    if len(spaces) != num_agents or not all(isinstance(space, gym.Space) for space in spaces):
+        raise ValueError(
+            f"env.{attribute} must hold one gymnasium space per agent ({num_agents}), got {len(spaces)} items: "
+            "declare one space per agent index, or remove the attribute when all agents share one space"
+        )
+    return None if all(space == spaces[0] for space in spaces) else spaces
+
+
 def extract_env_info(env, cfg: Config) -> EnvInfo:
     """Read ``env``'s spaces, agent count and reward shaping; GPU flags come from ``cfg`` (batched sampling only)."""
     batched = bool(cfg.batched_sampling)
+    num_agents = int(getattr(env, "num_agents", 1))
+    multiagent = is_multiagent_env(env)
+    agent_obs = agent_spaces_of(env, "observation_spaces", num_agents) if multiagent else None
+    agent_act = agent_spaces_of(env, "action_spaces", num_agents) if multiagent else None
+    obs_space = agent_obs[0] if agent_obs is not None else env.observation_space
+    action_space = agent_act[0] if agent_act is not None else env.action_space
     return EnvInfo(
-        obs_space=env.observation_space,
-        action_space=env.action_space,
-        num_agents=int(getattr(env, "num_agents", 1)),
+        obs_space=obs_space,
+        action_space=action_space,
+        num_agents=num_agents,
         gpu_actions=bool(cfg.env_gpu_actions) and batched,
         gpu_observations=bool(cfg.env_gpu_observations) and batched,
-        action_splits=action_splits_of(env.action_space),
-        all_discrete=is_all_discrete(env.action_space),
+        action_splits=action_splits_of(action_space),
+        all_discrete=is_all_discrete(action_space),
         frameskip=int(cfg.env_frameskip or 1),
         reward_shaping_scheme=get_default_reward_shaping(env),
         env_info_protocol_version=ENV_INFO_PROTOCOL_VERSION,
-        is_multiagent=is_multiagent_env(env),
+        is_multiagent=multiagent,
+        agent_obs_spaces=agent_obs,
+        agent_action_spaces=agent_act,
     )
 
 

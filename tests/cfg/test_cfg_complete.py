@@ -15,7 +15,13 @@ import pytest
 
 from sample_factory.algo.runners.runner_serial import SerialRunner
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
-from sample_factory.algo.utils.shared_buffers import allocate_trajectories, make_slot_owners, num_trajectory_slots
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
+from sample_factory.algo.utils.shared_buffers import (
+    TrajectoryBuffers,
+    allocate_trajectories,
+    make_slot_owners,
+    num_trajectory_slots,
+)
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.cfg.config_io import cfg_dict, load_from_checkpoint
 from sample_factory.envs.env_info import obtain_env_info
@@ -56,7 +62,8 @@ def test_resumed_without_env_error_behavior_recreates_failing_envs(tmp_path, sf_
     num_slots = num_trajectory_slots(cfg, env_info)
     traj = allocate_trajectories(cfg, env_info, num_slots, share=False)
     router = Router({"rollout_w0": "main", "runner": "main"}, {"main": LocalInbox()})
-    worker = RolloutWorker(cfg, env_info, 0, router, traj, make_slot_owners(cfg, env_info, num_slots))
+    buffers = TrajectoryBuffers([traj], PolicySpaces(cfg, env_info))
+    worker = RolloutWorker(cfg, env_info, 0, router, buffers, make_slot_owners(cfg, env_info, num_slots))
     try:
         worker._create_envs()
         assert all(runner.recovery is not None for runner in worker.runners)  # "fail" would leave none
@@ -64,7 +71,7 @@ def test_resumed_without_env_error_behavior_recreates_failing_envs(tmp_path, sf_
         worker.on_stop()
     del cfg.env_error_behavior  # a config that skipped the merge: an error naming the flag, not a silent "fail"
     with pytest.raises(AttributeError, match="env_error_behavior"):
-        worker._make_split_runner(0, 2, {})
+        worker._make_split_runner(0, 2, [{}])
 
 
 def test_resumed_without_device_computes_on_the_gpu_as_declared(tmp_path) -> None:

@@ -5,7 +5,7 @@ scope, where scope ``eval`` marks flags that only ``parse_sf_args(evaluation=Tru
 declaration drifts from it fails here. Some entries go beyond Sample Factory 2.1.1's command line on purpose:
 ``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default;
 ``--action_head``, ``--action_distribution`` and the evaluation-during-training flags (``--eval_every_env_steps`` ...)
-are new, ``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md), and
+are new, ``--agent_to_policy`` maps the agents of a multi-agent env to policies, ``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md), and
 ``--eval_deterministic``, an enjoy/eval flag in 2.1.1, is declared for training too (the evaluator uses it).
 """
 
@@ -38,6 +38,7 @@ FLAG_TABLE = """
 --num_batches_to_accumulate | int | 2 |  |  |
 --worker_num_splits | int | 2 |  |  |
 --policy_workers_per_policy | int | 1 |  |  |
+--agent_to_policy | str | None |  |  |
 --max_policy_lag | int | 1000 |  |  |
 --num_workers | int | multiprocessing.cpu_count() |  |  |
 --num_envs_per_worker | int | 2 |  |  |
@@ -233,7 +234,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 146
+    assert len(SPECS) == 147
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

@@ -25,12 +25,11 @@ from __future__ import annotations
 import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import SlotOwners
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
-from sample_factory.utils.tensor_dict import TensorDict
-from sample_factory.utils.typing import Config, PolicyID
+from sample_factory.utils.typing import Config
 
 HEARTBEAT_PERIOD = 1.0
 
@@ -39,18 +38,16 @@ class Batcher(Component):
     def __init__(
         self,
         cfg: Config,
-        policy_id: PolicyID,
+        wiring: PolicyWiring,
         router: Router,
-        traj: TensorDict,
-        slot_owners: SlotOwners,
         batches: TrainingBatches,
         sampler_states: SamplerStateExchange | None = None,
     ) -> None:
-        super().__init__(batcher_name(policy_id), router)
+        """Copies finished slots of ``wiring.traj`` (the policy's trajectory buffers) into ``batches``, and gives
+        the slots back to their owners (``wiring.slot_owners``)."""
+        super().__init__(batcher_name(wiring.policy_id), router)
         self.cfg = cfg
-        self.policy_id = policy_id
-        self.traj = traj
-        self.slot_owners = slot_owners
+        self.policy_id, self.traj, self.slot_owners = wiring.policy_id, wiring.traj, wiring.slot_owners
         self.batches = batches
         self.per_batch = batches.trajectories_per_batch
         self.pending: list[int] = []  # finished slots not yet in a batch, oldest first

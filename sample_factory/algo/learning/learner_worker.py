@@ -38,6 +38,7 @@ from sample_factory.algo.learning.pbt_exchange import (
     save_donor_state,
     weights_digest,
 )
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.checkpoints import (
     CheckpointWriteError,
     load_latest_checkpoint,
@@ -46,9 +47,7 @@ from sample_factory.algo.utils.checkpoints import (
     save_milestone,
 )
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
-from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import memory_stats
@@ -57,7 +56,7 @@ from sample_factory.utils.torch_utils import (
     reuse_freed_memory_for_large_tensors,
     seed_torch,
 )
-from sample_factory.utils.typing import Config, PolicyID
+from sample_factory.utils.typing import Config
 
 HEARTBEAT_PERIOD = 1.0
 STOP_JOIN_TIMEOUT_S = 60.0
@@ -78,24 +77,23 @@ class LearnerWorker(Component):
     def __init__(
         self,
         cfg: Config,
-        env_info: EnvInfo,
-        policy_id: PolicyID,
+        wiring: PolicyWiring,
         router: Router,
         batches: TrainingBatches,
-        weights: PolicyWeights,
         serial: bool,
         sampler_states: SamplerStateExchange | None = None,
     ) -> None:
-        super().__init__(learner_name(policy_id), router)
+        """Trains ``wiring.policy_id`` (a model for ``wiring.env_info``'s spaces) on the ``batches`` its batcher
+        fills, and publishes each new version into ``wiring.weights`` for the inference workers."""
+        super().__init__(learner_name(wiring.policy_id), router)
         self.sampler_states = sampler_states  # exact resume (serial sync mode): see algo/utils/sampler_state.py
         self.cfg = cfg
-        self.env_info = env_info
-        self.policy_id = policy_id
+        self.env_info, self.policy_id, self.weights = wiring.env_info, wiring.policy_id, wiring.weights
+        policy_id = self.policy_id
         self.batches = batches  # filled by the batcher, which names the ready one in on_batch_ready
         self.batcher_address = batcher_name(policy_id)  # a name to send to: nothing else is shared
         self.resumed_env_steps = 0  # counted by the run this one resumed (from its checkpoint)
         self.env_steps = 0  # resumed_env_steps + the frames the batcher reported with its latest batch
-        self.weights = weights
         self.background = bool(cfg.train_in_background_thread) and not serial
         self.learner: Learner | None = None
         self.train_lock = threading.Lock()

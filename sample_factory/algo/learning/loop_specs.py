@@ -23,12 +23,12 @@ def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Compon
 
     In a distributed run (the environment names this process's rank) the learner averages its gradients with the
     other ranks' (``RankLearnerWorker``)."""
-    batches = TrainingBatches(s.cfg, s.env_info, batch_placement(policy_device(s.cfg, policy_id)))
-    batcher = Batcher(s.cfg, policy_id, router, s.traj, s.slot_owners, batches, s.sampler_states)
-    weights = s.weights[policy_id]
+    wiring = s.for_policy(policy_id)
+    batches = TrainingBatches(s.cfg, wiring.env_info, batch_placement(policy_device(s.cfg, policy_id)))
+    batcher = Batcher(s.cfg, wiring, router, batches, s.sampler_states)
     rank = this_rank()
     worker = LearnerWorker if rank is None else partial(RankLearnerWorker, rank=rank)
-    learner = worker(s.cfg, s.env_info, policy_id, router, batches, weights, s.serial, s.sampler_states)
+    learner = worker(s.cfg, wiring, router, batches, s.serial, s.sampler_states)
     return [batcher, learner]
 
 

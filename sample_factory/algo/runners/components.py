@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
+from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners, TrajectoryBuffers
 from sample_factory.algo.utils.wiring import learner_name
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, Router
@@ -31,7 +31,7 @@ class SharedState:
 
     cfg: Config
     env_info: EnvInfo
-    traj: TensorDict
+    buffers: TrajectoryBuffers  # trajectory slots, one set per space group (one group when all agents are alike)
     slot_owners: SlotOwners  # which rollout worker hands out which trajectory slot
     weights: list[PolicyWeights]
     serial: bool
@@ -39,6 +39,38 @@ class SharedState:
     sampler_states: SamplerStateExchange | None = None
     # parallel mode, a process started again in place of a dead one: what its components must know
     restart: RestartInfo | None = None
+
+    @property
+    def traj(self) -> TensorDict:
+        """The trajectory slots of a run whose agents all have the same spaces (the sampler API's ``traj``)."""
+        if len(self.buffers.by_group) != 1:
+            raise ValueError(
+                "this run's agents have different spaces, so its trajectory slots are per space group: "
+                "use buffers.of_policy(policy_id)"
+            )
+        return self.buffers.by_group[0]
+
+    def for_policy(self, policy_id: int) -> PolicyWiring:
+        """What the components of ``policy_id`` (inference workers, batcher, learner) share with the rest."""
+        return PolicyWiring(
+            policy_id=policy_id,
+            env_info=self.buffers.spaces.env_info_of(policy_id),
+            traj=self.buffers.of_policy(policy_id),
+            slot_owners=self.slot_owners,
+            weights=self.weights[policy_id] if self.weights else None,
+        )
+
+
+@dataclass(frozen=True)
+class PolicyWiring:
+    """One policy's share of the run: its env info (its own spaces), its trajectory buffers, the slot ownership
+    (whom freed slots go back to) and its published weights. Built by ``SharedState.for_policy``."""
+
+    policy_id: int
+    env_info: EnvInfo
+    traj: TensorDict
+    slot_owners: SlotOwners
+    weights: PolicyWeights | None
 
 
 @dataclass

@@ -15,10 +15,11 @@ import tempfile
 from typing import Any
 
 from sample_factory.algo.runners.components import SharedState
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange, exact_resume_supported
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
-    allocate_trajectories,
+    allocate_trajectory_buffers,
     make_slot_owners,
     num_trajectory_slots,
 )
@@ -109,14 +110,22 @@ def make_shared_state(
     cfg: Config, env_info: EnvInfo, serial: bool, weights: list[PolicyWeights] | None = None
 ) -> SharedState:
     """Trajectory buffers, their ownership by rollout worker and per-policy weights (fresh unless ``weights`` given)."""
+    spaces = PolicySpaces(cfg, env_info)
     num_slots = num_trajectory_slots(cfg, env_info)
-    traj = allocate_trajectories(cfg, env_info, num_slots, share=not serial)
-    log.info("Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, traj.numel_bytes() / 1e6)
+    buffers = allocate_trajectory_buffers(cfg, spaces, num_slots, share=not serial)
+    log.info("Allocated %d trajectory slots of %d steps (%.1f MB)", num_slots, cfg.rollout, buffers.numel_bytes() / 1e6)
+    if spaces.heterogeneous:
+        log.info(
+            "Agents have %d kinds of spaces: policies %s act for agents %s",
+            spaces.num_groups,
+            [spaces.policies_of_group(g) for g in range(spaces.num_groups)],
+            [[a for a, g in enumerate(spaces.agent_group) if g == group] for group in range(spaces.num_groups)],
+        )
     if weights is None:
         weights = initial_policy_weights(cfg, env_info, serial)
     sampler_states = SamplerStateExchange() if serial and exact_resume_supported(cfg) else None
     slot_owners = make_slot_owners(cfg, env_info, num_slots)
-    return SharedState(cfg, env_info, traj, slot_owners, weights, serial, sampler_states)
+    return SharedState(cfg, env_info, buffers, slot_owners, weights, serial, sampler_states)
 
 
 def initial_policy_weights(cfg: Config, env_info: EnvInfo, serial: bool) -> list[PolicyWeights]:
@@ -126,11 +135,14 @@ def initial_policy_weights(cfg: Config, env_info: EnvInfo, serial: bool) -> list
     workers compute there (made here, before the worker processes start, so they receive it through CUDA IPC),
     otherwise in host shared memory.
     """
-    model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
-    state = model.state_dict()
+    spaces = PolicySpaces(cfg, env_info)
+    states = []  # one fresh model per space group: policies with the same spaces start from the same weights
+    for group in range(spaces.num_groups):
+        group_info = spaces.env_info_of_group(group)
+        states.append(create_actor_critic(cfg, group_info.obs_space, group_info.action_space).state_dict())
     return [
-        PolicyWeights(state, weights_lock(serial), device=weights_buffer_device(cfg, policy_id))
-        for policy_id in range(cfg.num_policies)
+        PolicyWeights(states[spaces.policy_group[p]], weights_lock(serial), device=weights_buffer_device(cfg, p))
+        for p in range(cfg.num_policies)
     ]
 
 

@@ -187,7 +187,9 @@ class NonBatchedEnvRunner:
         self.last_dones = self._done
         self.recovery: EnvRecovery | None = None  # set by the rollout worker with --env_error_behavior=recreate
         # the first steps of every (new) env are checked against the Gymnasium API and the env's spaces
-        self.contract = EnvContract(str(cfg.env), env_info.obs_space, self.num_agents, self.multiagent)
+        self.contract = EnvContract(
+            str(cfg.env), env_info.obs_space, self.num_agents, self.multiagent, env_info.agent_obs_spaces
+        )
         self.checks_left = CHECKED_STEPS
 
     # ---- observation writing ----
@@ -226,29 +228,38 @@ class NonBatchedEnvRunner:
         t = st.t
         if self.recovery is not None:
             self.recovery.clock += 1
-        actions = self.traj["actions"][st.slots, t]
+        actions = self._env_actions(t)
         stats = self.stats
         for env_idx, env in enumerate(self.envs):
             base = env_idx * self.num_agents
             try:
                 if self.multiagent:
-                    env_actions = [self.convert_action(actions[base + a]) for a in range(self.num_agents)]
-                    self._step_multi(env, env_idx, base, env_actions, t, stats)
+                    self._step_multi(env, env_idx, base, actions[base : base + self.num_agents], t, stats)
                 else:
-                    self._step_single(env, base, self.convert_action(actions[base]), t, stats)
+                    self._step_single(env, base, actions[base], t, stats)
             except EnvContractError:
                 raise  # recreating the env cannot fix a broken contract
             except Exception:
                 if self.recovery is None:
                     raise
                 self._recreate(env_idx, t)
-        self.traj["rewards"][st.slots, t] = self._rew
-        self.traj["dones"][st.slots, t] = self._done
-        self.traj["time_outs"][st.slots, t] = self._timeout
-        self.traj["valids"][st.slots, t] = self._valid
+        self._write_step(self.traj, t)
         st.t = t + 1
         if self.checks_left:
             self.checks_left -= 1
+
+    def _env_actions(self, t: int) -> list:
+        """Every actor's action of step ``t``, as its env takes it."""
+        convert = self.convert_action
+        return [convert(row) for row in self.traj["actions"][self.state.slots, t]]
+
+    def _write_step(self, traj: dict, t: int) -> None:
+        """Rewards, dones, time-outs and validity of step ``t`` of every actor, into ``traj``."""
+        slots = self.state.slots
+        traj["rewards"][slots, t] = self._rew
+        traj["dones"][slots, t] = self._done
+        traj["time_outs"][slots, t] = self._timeout
+        traj["valids"][slots, t] = self._valid
 
     def _recreate(self, env_idx: int, t: int) -> None:
         """Env ``env_idx`` raised at step ``t``: a new one continues, its actors' episodes end here, uncounted."""

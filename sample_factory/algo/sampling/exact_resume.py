@@ -32,7 +32,7 @@ class ResumableWorker(Protocol):
     worker_idx: int
     runners: list[NonBatchedEnvRunner | BatchedEnvRunner]  # one per split
     waiting_for_slots: list[int]  # splits at rest: rollout finished, waiting for fresh slots
-    carry: list[dict]  # per split: the last observation and RNN state of its finished rollout
+    carry: list[list[dict]]  # per split, per space group: the last observation and RNN state of its finished rollout
     rng: random.Random
     stats: EpisodeStats
 
@@ -65,7 +65,7 @@ class WorkerResume:
                         self._unsupported_logged = True
                     return None
                 env_states.append(env_state)
-            carry = worker.carry[split]
+            carry = worker.carry[split][0]
             splits.append(
                 {
                     "envs": env_states,
@@ -105,7 +105,7 @@ class WorkerResume:
             )
             return False
         for split, split_state in enumerate(state["splits"]):
-            st, carry = worker.runners[split].state, worker.carry[split]
+            st, carry = worker.runners[split].state, worker.carry[split][0]
             for key, value in split_state["obs"].items():
                 carry["obs"][key].copy_(value)
             carry["rnn_states"].copy_(split_state["rnn_states"])
@@ -123,12 +123,16 @@ def split_envs(runner) -> list:
     return list(runner.envs) if isinstance(runner, NonBatchedEnvRunner) else runner.env.envs
 
 
+# The carry-over of a split has one entry per space group (``actor_buffers``). Exact resume needs a single policy
+# (``exact_resume_supported``), and agents with different spaces need several, so there is always one entry here.
+
+
 def check_state_layout(worker: ResumableWorker, state: dict) -> None:
     """ValueError unless the saved state has this worker's splits, envs, actors and observation keys."""
     if len(state["splits"]) != len(worker.runners):
         raise ValueError(f"{len(state['splits'])} splits saved, {len(worker.runners)} now")
     for split, split_state in enumerate(state["splits"]):
-        carry, num_envs = worker.carry[split], len(split_envs(worker.runners[split]))
+        carry, num_envs = worker.carry[split][0], len(split_envs(worker.runners[split]))
         if len(split_state["envs"]) != num_envs:
             raise ValueError(f"{len(split_state['envs'])} envs saved in split {split}, {num_envs} now")
         if split_state["rnn_states"].shape != carry["rnn_states"].shape:

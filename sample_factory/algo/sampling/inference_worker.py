@@ -21,12 +21,11 @@ from collections import defaultdict
 
 import torch
 
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
 from sample_factory.algo.utils.host_staging import StagedGather
-from sample_factory.algo.utils.shared_buffers import PolicyWeights, SlotOwners
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.envs.contract_errors import ContractError
-from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.model.action_distributions import actions_in_buffer_layout
 from sample_factory.model.actor_critic import create_actor_critic
@@ -34,42 +33,31 @@ from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.model.output_checks import check_action_parameters, explain_failed_forward
 from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.logging_setup import log
-from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.torch_utils import init_torch_runtime, seed_torch
-from sample_factory.utils.typing import Config, PolicyID
+from sample_factory.utils.typing import Config
 
 HEARTBEAT_PERIOD = 1.0
 
 
 class InferenceWorker(Component):
-    def __init__(
-        self,
-        cfg: Config,
-        env_info: EnvInfo,
-        policy_id: PolicyID,
-        worker_idx: int,
-        router: Router,
-        traj: TensorDict,
-        weights: PolicyWeights,
-        slot_owners: SlotOwners | None = None,
-    ) -> None:
-        super().__init__(inference_worker_name(policy_id, worker_idx), router)
+    def __init__(self, cfg: Config, wiring: PolicyWiring, worker_idx: int, router: Router) -> None:
+        """``wiring`` is the policy's share of the run: its spaces, its trajectory buffers, whose slot is whose (to
+        drop a dead rollout worker's requests) and its published weights."""
+        super().__init__(inference_worker_name(wiring.policy_id, worker_idx), router)
         self.cfg = cfg
-        self.env_info = env_info
-        self.policy_id = policy_id
+        self.wiring = wiring
+        self.env_info, self.policy_id = wiring.env_info, wiring.policy_id
+        self.traj, self.weights = wiring.traj, wiring.weights
         self.worker_idx = worker_idx
-        self.traj = traj
-        self.weights = weights
-        self.slot_owners = slot_owners  # tells whose requests to drop when a rollout worker died
         self.model = None
-        self.device = policy_device(cfg, policy_id)  # the learner's device too: weights can stay on it
+        self.device = policy_device(cfg, self.policy_id)  # the learner's device too: weights can stay on it
         self.stager = StagedGather(self.device)  # pinned host staging + non_blocking copies on a GPU
         self.version = -1
         self._slots: list[int] = []
         self._steps: list[int] = []
         self._requesters: dict[int, list[int]] = defaultdict(list)
         self.samples_processed = 0
-        self.has_action_mask = "action_mask" in traj["obs"]
+        self.has_action_mask = "action_mask" in self.traj["obs"]
         self.grad_mode = torch.no_grad  # torch.inference_mode where the model passes its check (on_start)
 
     def on_start(self) -> None:
@@ -118,8 +106,9 @@ class InferenceWorker(Component):
 
     def on_rollout_worker_lost(self, worker_idx: int, token: int) -> None:
         """A rollout worker died: forget its requests not yet answered (its replacement asks again)."""
-        if self._requesters.pop(worker_idx, None) is not None and self.slot_owners is not None:
-            keep = [i for i, slot in enumerate(self._slots) if self.slot_owners.owner(slot) != worker_idx]
+        if self._requesters.pop(worker_idx, None) is not None and self.wiring.slot_owners is not None:
+            owner = self.wiring.slot_owners.owner
+            keep = [i for i, slot in enumerate(self._slots) if owner(slot) != worker_idx]
             self._slots[:] = [self._slots[i] for i in keep]
             self._steps[:] = [self._steps[i] for i in keep]
         self.send(RUNNER, "on_restart_ack", token, self.name, None)

@@ -17,12 +17,12 @@ from sample_factory.utils.typing import Config
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.traj, s.slot_owners, s.sampler_states, s.restart)
+    worker = RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.buffers, s.slot_owners, s.sampler_states, s.restart)
     return [worker]
 
 
 def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = InferenceWorker(s.cfg, s.env_info, policy_id, idx, router, s.traj, s.weights[policy_id], s.slot_owners)
+    worker = InferenceWorker(s.cfg, s.for_policy(policy_id), idx, router)
     return [worker]
 
 

@@ -25,8 +25,8 @@ import time
 import traceback
 
 import numpy as np
-import torch
 
+from sample_factory.algo.sampling.actor_buffers import ActorBuffers
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
     EnvRecovery,
@@ -37,11 +37,13 @@ from sample_factory.algo.sampling.env_runner import (
     split_env_config,
 )
 from sample_factory.algo.sampling.exact_resume import WorkerResume
+from sample_factory.algo.sampling.mixed_spaces_runner import MixedSpacesEnvRunner
 from sample_factory.algo.sampling.peer_restarts import PeerOutages
 from sample_factory.algo.sampling.reward_shaping import apply_reward_shaping
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
-from sample_factory.algo.utils.shared_buffers import SlotOwners, numpy_views
+from sample_factory.algo.utils.shared_buffers import SlotOwners, TrajectoryBuffers, numpy_views
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.contract_errors import ContractError
 from sample_factory.envs.create_env import create_env
@@ -51,7 +53,6 @@ from sample_factory.envs.make_env import make_env_func_batched
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
-from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 STATS_REPORT_PERIOD = 1.0
@@ -64,7 +65,7 @@ class RolloutWorker(Component):
         env_info: EnvInfo,
         worker_idx: int,
         router: Router,
-        traj: TensorDict,
+        buffers: TrajectoryBuffers | None,
         slot_owners: SlotOwners | None,
         sampler_states: SamplerStateExchange | None = None,
         restart: RestartInfo | None = None,
@@ -73,7 +74,8 @@ class RolloutWorker(Component):
         self.cfg = cfg
         self.env_info = env_info
         self.worker_idx = worker_idx
-        self.traj = traj
+        self.buffers = buffers  # trajectory slots, one set per space group
+        self.spaces = PolicySpaces(cfg, env_info)  # which policies each agent may draw
         # a restarted worker: its slots that batchers still hold come back later by on_slots_freed
         withheld = restart.withheld_slots if restart is not None else {}
         held = {slot for slots in withheld.values() for slot in slots}
@@ -103,7 +105,8 @@ class RolloutWorker(Component):
         self.reward_shaping: list[dict | None] = [None] * cfg.num_policies
         self.shaping_active = False
         # per split: the last observation and RNN state of its finished rollout, step 0 of the next one
-        self.carry: list[dict] = []
+        self.carry: list[list[dict]] = []
+        self.parts: list[list] = []  # per split: its actors by space group (``actor_buffers``)
         self.exact_resume = WorkerResume(self, sampler_states) if sampler_states is not None else None
         # while a reply is handled: the requests of the splits it stepped, per inference worker (else None)
         self._outbox: dict[str, list] | None = None
@@ -126,14 +129,16 @@ class RolloutWorker(Component):
         per_split = cfg.num_envs_per_worker // cfg.worker_num_splits
         num_agents = self.env_info.num_agents
         self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents, cfg.use_record_episode_statistics)
-        traj_np = numpy_views(self.traj)
-        self.finite_check = RolloutFiniteCheck(str(cfg.env), traj_np, num_agents)
+        trajs_np = [numpy_views(traj) for traj in self.buffers.by_group]
+        self.actor_buffers = ActorBuffers(self.buffers, num_agents)
+        self.finite_checks = [RolloutFiniteCheck(str(cfg.env), traj_np, num_agents) for traj_np in trajs_np]
         for split in range(cfg.worker_num_splits):
-            runner = self._make_split_runner(split, per_split, traj_np)
+            runner = self._make_split_runner(split, per_split, trajs_np)
             actor_offset = split * per_split * num_agents
             runner.stats = SplitStats(self.stats, actor_offset, runner.state.num_actors)
             self.runners.append(runner)
-            self.carry.append(self._allocate_carry(runner.state.num_actors))
+            self.parts.append(self.actor_buffers.split_parts(runner.state.num_actors))
+            self.carry.append(self.actor_buffers.allocate_carry(self.parts[split], runner.state.num_actors))
             self._assign_policies(runner.state, range(runner.state.num_actors))
             runner.state.policy[:] = runner.state.next_policy
             seeds = [self._env_seed(split, i) for i in range(per_split)]
@@ -151,12 +156,7 @@ class RolloutWorker(Component):
         # per split, a bit per policy whose actions it waits for (several policies may control a split's actors)
         self._awaiting = [0] * cfg.worker_num_splits
 
-    def _allocate_carry(self, num_actors: int) -> dict:
-        """Staging for the last observation and RNN state of a finished rollout (step 0 of the next one)."""
-        obs = {k: torch.zeros((num_actors, *v.shape[2:]), dtype=v.dtype) for k, v in self.traj["obs"].items()}
-        return {"obs": obs, "rnn_states": torch.zeros(num_actors, self.traj["rnn_states"].shape[-1])}
-
-    def _make_split_runner(self, split: int, per_split: int, traj_np: dict):
+    def _make_split_runner(self, split: int, per_split: int, trajs_np: list[dict]):
         cfg = self.cfg
         first = split * per_split
         if cfg.batched_sampling:
@@ -165,9 +165,11 @@ class RolloutWorker(Component):
             num_envs = 1
         else:
             make = lambda i: create_env(cfg.env, cfg=cfg, env_config=self._env_config(first + i))  # noqa: E731
-            runner = NonBatchedEnvRunner(
-                cfg, self.env_info, [make(i) for i in range(per_split)], traj_np, EpisodeStats(0)
-            )
+            envs = [make(i) for i in range(per_split)]
+            if self.spaces.heterogeneous:
+                runner = MixedSpacesEnvRunner(cfg, self.env_info, envs, trajs_np, self.spaces.agent_group)
+            else:
+                runner = NonBatchedEnvRunner(cfg, self.env_info, envs, trajs_np[0], EpisodeStats(0))
             num_envs = per_split
         if cfg.env_error_behavior == "recreate":
             runner.recovery = EnvRecovery(make, num_envs)
@@ -187,7 +189,7 @@ class RolloutWorker(Component):
                 f"num_agents={self.env_info.num_agents} = {expected} were expected: every env instance must have "
                 "as many agents as the one the runner inspected at start-up"
             )
-        return BatchedEnvRunner(self.cfg, self.env_info, env, self.traj, EpisodeStats(0))
+        return BatchedEnvRunner(self.cfg, self.env_info, env, self.buffers.by_group[0], EpisodeStats(0))
 
     def _env_seed(self, split: int, i: int) -> int | None:
         return env_seed(self.cfg, self.worker_idx, split, i)
@@ -208,16 +210,22 @@ class RolloutWorker(Component):
 
         With ``--pbt_mix_policies_in_one_env=False`` the agents of one env always share a policy: only the end of
         agent 0's episode draws, for all of them, so agents that finish at other times cannot drift apart.
+        Each agent draws among the policies of its spaces (``PolicySpaces.agent_candidates``: every policy when all
+        agents are alike; the one ``--agent_to_policy`` names). Without mixing, the draw of agent 0 is an index into
+        each agent's candidates, so agents of one kind still share one policy.
         """
         if self.num_policies == 1:
             return
         num_agents = self.env_info.num_agents
+        candidates = self.spaces.agent_candidates
         for actor in actors:
             if self.cfg.pbt_mix_policies_in_one_env:
-                st.next_policy[actor] = self.rng.randrange(self.num_policies)
+                st.next_policy[actor] = self.rng.choice(candidates[actor % num_agents])
             elif actor % num_agents == 0:
-                # one policy per env: agent 0's draw decides for every agent of its env, whenever they finish
-                st.next_policy[actor : actor + num_agents] = self.rng.randrange(self.num_policies)
+                # one draw per env: agent 0's decides for every agent of its env, whenever they finish
+                k = self.rng.randrange(len(candidates[0]))
+                for agent in range(num_agents):
+                    st.next_policy[actor + agent] = candidates[agent][k % len(candidates[agent])]
 
     # ---------------------------------------------------------------- main flow
     def on_begin_sampling(self) -> None:
@@ -329,8 +337,9 @@ class RolloutWorker(Component):
     def _complete_rollout(self, split: int, runner) -> None:
         st = runner.state
         old_slots = st.slots.copy()
-        self.finite_check.check(old_slots, self.rollout, f"{self.name} split {split}")
-        self._stage_carry_over(split, old_slots)
+        for group, actors in self.parts[split]:
+            self.finite_checks[group].check(old_slots[actors], self.rollout, f"{self.name} split {split}", actors)
+        self.actor_buffers.stage_carry_over(self.parts[split], self.carry[split], old_slots, self.rollout)
         for policy in range(self.num_policies):
             mask = st.policy == policy
             if mask.any():
@@ -349,24 +358,13 @@ class RolloutWorker(Component):
             return
         self._begin_next_rollout(split)
 
-    def _stage_carry_over(self, split: int, old_slots: np.ndarray) -> None:
-        """Copy out the finished slots' last observation and RNN state before the batcher may recycle them."""
-        carry, old, T = self.carry[split], torch.from_numpy(old_slots), self.rollout
-        for key, tensor in self.traj["obs"].items():
-            torch.index_select(tensor[:, T], 0, old, out=carry["obs"][key])
-        torch.index_select(self.traj["rnn_states"][:, T], 0, old, out=carry["rnn_states"])
-
     def _begin_next_rollout(self, split: int) -> None:
         """Step 0 of the new slots continues where the finished rollout stopped."""
-        carry, new = self.carry[split], torch.from_numpy(self.runners[split].state.slots)
-        for key, tensor in self.traj["obs"].items():
-            tensor[new, 0] = carry["obs"][key]
-        self.traj["rnn_states"][new, 0] = carry["rnn_states"]
+        self.actor_buffers.begin_rollout(self.parts[split], self.carry[split], self.runners[split].state.slots)
         self._request_actions(split)
 
     def _zero_rnn_states(self, slots: np.ndarray, t: int) -> None:
-        if len(slots):
-            self.traj["rnn_states"][torch.from_numpy(np.ascontiguousarray(slots)), t] = 0.0
+        self.actor_buffers.zero_rnn_states(slots, t)
 
     def on_slots_freed(self, slots: list[int]) -> None:
         """Some of this worker's slots are free again (sent by whoever consumed them): resume the waiting splits.

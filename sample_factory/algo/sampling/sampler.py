@@ -34,10 +34,13 @@ from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info, weights_lock
 from sample_factory.algo.sampling.loop_specs import build_inference_worker, build_rollout_worker, sampling_loop_specs
 from sample_factory.algo.utils.checkpoints import load_latest_checkpoint
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.shared_buffers import (
     PolicyWeights,
     SlotOwners,
+    TrajectoryBuffers,
     allocate_trajectories,
+    allocate_trajectory_buffers,
     make_slot_owners,
     num_trajectory_slots,
 )
@@ -59,8 +62,9 @@ class TrajectoryConsumer(Component):
 
     def __init__(self, policy_id: PolicyID, router: Router, shared: SharedState, callback: TrajectoryCallback) -> None:
         super().__init__(batcher_name(policy_id), router)
-        self.cfg, self.env_info, self.policy_id = shared.cfg, shared.env_info, policy_id
-        self.traj, self.slot_owners, self.callback = shared.traj, shared.slot_owners, callback
+        wiring = shared.for_policy(policy_id)
+        self.cfg, self.env_info, self.policy_id = shared.cfg, wiring.env_info, policy_id
+        self.traj, self.slot_owners, self.callback = wiring.traj, wiring.slot_owners, callback
         self.env_steps = 0
 
     def on_start(self) -> None:
@@ -235,12 +239,12 @@ class SerialSampler:
         self.loop = event_loop
         self.cfg = cfg
         self.env_info = env_info or obtain_env_info(cfg)
-        traj, slot_owners = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
+        buffers, slot_owners = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
         if param_servers:
             weights = sampling_policy_weights(cfg, self.env_info, True, param_servers)
         else:
             weights = initial_policy_weights(cfg, self.env_info, serial=True)
-        self.shared = SharedState(cfg, self.env_info, traj, slot_owners, weights, serial=True)
+        self.shared = SharedState(cfg, self.env_info, buffers, slot_owners, weights, serial=True)
         self.trajectories: collections.deque[tuple[PolicyID, TensorDict]] = collections.deque()
         self.on_trajectories = on_trajectories or (lambda p, t: self.trajectories.append((p, t)))
         self.control: _SamplerControl | None = None
@@ -292,11 +296,15 @@ class SerialSampler:
         return self.control.error if self.control else None
 
 
-def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tuple[TensorDict, SlotOwners]:
+def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tuple[TrajectoryBuffers, SlotOwners]:
+    spaces = PolicySpaces(cfg, env_info)
     if buffer_mgr is None:
         num_slots = num_trajectory_slots(cfg, env_info)
-        traj = allocate_trajectories(cfg, env_info, num_slots, share=False)
-        return traj, make_slot_owners(cfg, env_info, num_slots)
+        buffers = allocate_trajectory_buffers(cfg, spaces, num_slots, share=False)
+        return buffers, make_slot_owners(cfg, env_info, num_slots)
+    buffers = getattr(buffer_mgr, "buffers", None)
+    if isinstance(buffers, TrajectoryBuffers):  # a SharedState of this package
+        return buffers, buffer_mgr.slot_owners
     traj, slot_owners = getattr(buffer_mgr, "traj", None), getattr(buffer_mgr, "slot_owners", None)
     if not isinstance(traj, TensorDict) or not isinstance(slot_owners, SlotOwners):
         raise TypeError(
@@ -310,7 +318,7 @@ def _trajectory_buffers(buffer_mgr: Any, cfg: Config, env_info: EnvInfo) -> tupl
             f"--num_workers={cfg.num_workers} and traj has {len(traj['rewards'])} slots: build the buffers with "
             "the same config (runners.setup.make_shared_state), or pass None to allocate them"
         )
-    return traj, slot_owners
+    return TrajectoryBuffers([traj], spaces), slot_owners
 
 
 class _SamplerControl(Component):

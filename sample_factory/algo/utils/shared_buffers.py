@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.wiring import rollout_worker_name
 from sample_factory.envs.env_info import EnvInfo
@@ -48,8 +49,10 @@ from sample_factory.utils.typing import Config
 __all__ = [
     "PolicyWeights",
     "SlotOwners",
+    "TrajectoryBuffers",
     "action_template",
     "allocate_trajectories",
+    "allocate_trajectory_buffers",
     "make_slot_owners",
     "num_actors_total",
     "num_trajectory_slots",
@@ -124,6 +127,41 @@ def allocate_trajectories(cfg: Config, env_info: EnvInfo, num_slots: int, share:
         valids=torch.zeros(num_slots, T, dtype=torch.bool),
     )
     return traj.share_memory_() if share else traj
+
+
+class TrajectoryBuffers:
+    """The run's trajectory slots: one TensorDict per space group (``policy_spaces``), all indexed by the same slots.
+
+    When every agent has the same spaces (the common case) there is one group and one TensorDict, as there always
+    was. Agents with other spaces write into their own group's TensorDict: a slot in use by an actor holds its data
+    only in the buffers of that actor's group (a batcher, inference worker or learner reads the buffers of its
+    policy's group), so nothing is padded to a common shape. Each group has every slot, which keeps slot ownership
+    and the messages that name slots unchanged; the memory cost is one slot set per group.
+    """
+
+    def __init__(self, by_group: Sequence[TensorDict], spaces: PolicySpaces) -> None:
+        if len(by_group) != spaces.num_groups:
+            raise ValueError(f"{len(by_group)} trajectory buffers for {spaces.num_groups} space groups")
+        self.by_group = list(by_group)
+        self.spaces = spaces
+
+    def of_policy(self, policy_id: int) -> TensorDict:
+        """The buffers the actors of ``policy_id`` write into (and its batcher and inference workers read)."""
+        return self.by_group[self.spaces.policy_group[policy_id]]
+
+    def numel_bytes(self) -> int:
+        return sum(traj.numel_bytes() for traj in self.by_group)
+
+
+def allocate_trajectory_buffers(
+    cfg: Config, spaces: PolicySpaces, num_slots: int, share: bool = True
+) -> TrajectoryBuffers:
+    """``num_slots`` trajectory slots for every space group of the run."""
+    by_group = [
+        allocate_trajectories(cfg, spaces.env_info_of_group(group), num_slots, share)
+        for group in range(spaces.num_groups)
+    ]
+    return TrajectoryBuffers(by_group, spaces)
 
 
 def numpy_views(td: TensorDict) -> dict:

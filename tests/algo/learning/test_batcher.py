@@ -12,6 +12,7 @@ import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
 from sample_factory.algo.utils.wiring import RUNNER
@@ -33,7 +34,7 @@ def _setup(async_rl: bool, sampler_states: SamplerStateExchange | None = None, i
     router = Router(loops, {"main": LocalInbox(), "w": LocalInbox(), "r": LocalInbox()})
     loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=idle_timeout)
     batches = TrainingBatches(cfg, info, batch_placement("cpu"))
-    batcher = Batcher(cfg, 0, router, traj, owners, batches, sampler_states)
+    batcher = Batcher(cfg, PolicyWiring(0, info, traj, owners, None), router, batches, sampler_states)
     loop.add_component(batcher)
     return batcher, router.inboxes, loop
 

@@ -15,6 +15,7 @@ from hot_path_harness import HotPath, all_problems, clone_slot, env_action_probl
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component
@@ -74,7 +75,7 @@ def _hot_path(async_rl: bool, auto_release: bool, **cfg_overrides) -> tuple[HotP
     hot = HotPath(
         cfg,
         batcher_factory=lambda hot, p: Batcher(
-            hot.cfg, p, hot.router, hot.traj, hot.free_slots, policy_buffers(hot, p)
+            hot.cfg, PolicyWiring(p, hot.env_info, hot.traj, hot.free_slots, None), hot.router, policy_buffers(hot, p)
         ),
         learner_factory=lambda hot, p: HoldingLearner(hot, policy_buffers(hot, p), auto_release),
     )

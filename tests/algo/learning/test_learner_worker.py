@@ -10,6 +10,7 @@ import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.arguments import default_cfg
@@ -46,7 +47,7 @@ def _worker(sampler_states: SamplerStateExchange | None = None, train_for_env_st
     )
     loop = EventLoop("main", router.inboxes["main"], router)
     batches = TrainingBatches(cfg, info, batch_placement("cpu"))
-    worker = LearnerWorker(cfg, info, 0, router, batches, mock.Mock(), True, sampler_states)
+    worker = LearnerWorker(cfg, PolicyWiring(0, info, None, None, mock.Mock()), router, batches, True, sampler_states)
     loop.add_component(worker)
     worker.learner = StubLearner()  # what on_start would have built
     return worker, loop, router.inboxes["r"]

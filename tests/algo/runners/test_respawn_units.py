@@ -15,6 +15,7 @@ import torch
 
 from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.runners.respawn import describe_exit
 from sample_factory.algo.sampling.env_runner import EnvKeepsFailing, EnvRecovery, EpisodeStats, NonBatchedEnvRunner
 from sample_factory.algo.utils.policy_weights import PolicyWeights
@@ -35,7 +36,12 @@ def _sync_batcher():
     loops = {"batcher_p0": "main", "learner_p0": "main", "rollout_w0": "w", "rollout_w1": "w", RUNNER: "r"}
     router = Router(loops, {"main": LocalInbox(), "w": LocalInbox(), "r": LocalInbox()})
     loop = EventLoop("main", router.inboxes["main"], router)
-    batcher = Batcher(cfg, 0, router, traj, SlotOwners(6, 2, 1), TrainingBatches(cfg, info, batch_placement("cpu")))
+    batcher = Batcher(
+        cfg,
+        PolicyWiring(0, info, traj, SlotOwners(6, 2, 1), None),
+        router,
+        TrainingBatches(cfg, info, batch_placement("cpu")),
+    )
     loop.add_component(batcher)
     return batcher, router.inboxes
 

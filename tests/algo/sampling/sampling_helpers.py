@@ -7,8 +7,9 @@ import queue
 
 from sample_factory.algo.runners.setup import obtain_env_info
 from sample_factory.algo.sampling.rollout_worker import RolloutWorker
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.restart_info import RestartInfo
-from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
+from sample_factory.algo.utils.shared_buffers import SlotOwners, TrajectoryBuffers, allocate_trajectories
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
 from sf_examples.train_gym_env import parse_gym_args, register_env_from_cfg
 
@@ -44,7 +45,15 @@ class OneWorkerLoop:
         others = {"inference_p0_w0": "rest", "batcher_p0": "rest", "runner": "rest"}
         self.router = Router({WORKER: "w", **others}, {"w": inbox, "rest": LocalInbox()})
         self.loop = EventLoop("w", inbox, self.router, idle_timeout=30.0)  # a wait for messages would be long
-        self.worker = RolloutWorker(cfg, env_info, 0, self.router, self.traj, SlotOwners(2, 1, 2), restart=restart)
+        self.worker = RolloutWorker(
+            cfg,
+            env_info,
+            0,
+            self.router,
+            TrajectoryBuffers([self.traj], PolicySpaces(cfg, env_info)),
+            SlotOwners(2, 1, 2),
+            restart=restart,
+        )
         self.loop.add_component(self.worker)
         self.loop.start_components()
         self.sent()  # start-up reports to the runner

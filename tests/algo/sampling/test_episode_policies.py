@@ -37,7 +37,7 @@ def _worker(mix: bool, num_agents: int, num_policies: int = 4) -> RolloutWorker:
     cfg = default_cfg(env="fake")
     cfg.num_policies, cfg.pbt_mix_policies_in_one_env, cfg.seed = num_policies, mix, 3
     env_info = EnvInfo(obs_space=None, action_space=None, num_agents=num_agents)
-    return RolloutWorker(cfg, env_info, 0, router=None, traj=None, slot_owners=None)
+    return RolloutWorker(cfg, env_info, 0, router=None, buffers=None, slot_owners=None)
 
 
 def test_one_policy_per_env_even_when_agents_finish_at_different_times():

@@ -25,6 +25,7 @@ from hot_path_harness import (
     step_reward,
 )
 
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
@@ -150,7 +151,7 @@ def _inference_worker(version: int = 4):
     loop = EventLoop("main", router.inboxes["main"], router)
     loop.running = True
     weights = FakeWeights(version)
-    worker = InferenceWorker(cfg, info, 0, 0, router, traj, weights)
+    worker = InferenceWorker(cfg, PolicyWiring(0, info, traj, None, weights), 0, router)
     worker.model = EchoPolicy(0)
     loop.add_component(worker)
     replies = {name: Recorder(name, router) for name in ("rollout_w0", "rollout_w1")}

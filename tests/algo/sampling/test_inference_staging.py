@@ -9,6 +9,7 @@ import pytest
 import torch
 from hot_path_harness import HotPath, all_problems, env_action_problems, hot_path_cfg
 
+from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.host_staging import StagedGather
@@ -26,13 +27,15 @@ def test_each_inference_worker_computes_on_its_policys_gpu(monkeypatch: pytest.M
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     cfg = hot_path_cfg(device="gpu", num_policies=3)
     traj = {"obs": {"obs": torch.zeros(1, 2, 4)}}
-    workers = [InferenceWorker(cfg, None, p, j, None, traj, None) for p in range(3) for j in range(2)]
+    workers = [
+        InferenceWorker(cfg, PolicyWiring(p, None, traj, None, None), j, None) for p in range(3) for j in range(2)
+    ]
     assert [w.device for w in workers] == [torch.device("cuda", i) for i in (0, 0, 1, 1, 0, 0)]
     assert all(w.stager.staged and w.stager.pin_memory and w.stager.device == w.device for w in workers)
 
 
 def test_on_the_cpu_the_gather_is_not_staged() -> None:
-    worker = InferenceWorker(hot_path_cfg(device="cpu"), None, 0, 0, None, {"obs": {}}, None)
+    worker = InferenceWorker(hot_path_cfg(device="cpu"), PolicyWiring(0, None, {"obs": {}}, None, None), 0, None)
     assert worker.device == torch.device("cpu") and not worker.stager.staged
 
 

@@ -14,8 +14,9 @@ from sampling_helpers import ROLLOUT, cartpole_sampling_cfg
 from sample_factory.algo.runners.components import SharedState
 from sample_factory.algo.runners.setup import initial_policy_weights, obtain_env_info
 from sample_factory.algo.sampling.sync_sampling_api import HandoffConsumer, SyncSamplingAPI
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
-from sample_factory.algo.utils.shared_buffers import SlotOwners, allocate_trajectories
+from sample_factory.algo.utils.shared_buffers import SlotOwners, TrajectoryBuffers, allocate_trajectories
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.env_utils import register_env
@@ -88,7 +89,8 @@ def test_full_queue_keeps_trajectories_in_their_slots_until_the_caller_takes_one
         {"batcher_p0": "main", "runner": "main", "rollout_w0": "w"}, {"main": LocalInbox(), "w": LocalInbox()}
     )
     loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=0.001)
-    shared = SharedState(cfg, info, traj, SlotOwners(4, 1, 1), weights=[], serial=True)
+    buffers = TrajectoryBuffers([traj], PolicySpaces(cfg, info))
+    shared = SharedState(cfg, info, buffers, SlotOwners(4, 1, 1), weights=[], serial=True)
     consumer = HandoffConsumer(0, router, shared, handoff)
 
     def freed() -> list:
