@@ -9,6 +9,7 @@ is a straggler) and the runners' heartbeat counters (a rank whose counter stoppe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -55,14 +56,15 @@ class RankGroup:
         except Exception as exc:
             raise RankLostError(self._diagnose(f"forming the {name} process group ({backend})", exc)) from exc
 
-    def all_reduce_sum_(self, tensor: Tensor, what: str) -> None:
-        """Sum ``tensor`` over the ranks, in place; ``what`` names the collective in an error."""
+    def all_reduce_sum_(self, tensor: Tensor, what: str | Callable[[], str]) -> None:
+        """Sum ``tensor`` over the ranks, in place; ``what`` names the collective in an error (a callable is called
+        only then: a per-step name is not formatted on every step)."""
         try:
             dist.all_reduce(tensor)
         except Exception as exc:
             raise RankLostError(self._diagnose(what, exc)) from exc
 
-    def all_reduce_mean_(self, tensor: Tensor, what: str) -> None:
+    def all_reduce_mean_(self, tensor: Tensor, what: str | Callable[[], str]) -> None:
         """Average ``tensor`` over the ranks, in place: the same bits on every rank (one sum, one division)."""
         self.all_reduce_sum_(tensor, what)
         tensor.div_(self.world_size)
@@ -85,7 +87,8 @@ class RankGroup:
     def _round_key(self, rank: int) -> str:
         return f"{self.name}/round/{rank}"
 
-    def _diagnose(self, what: str, exc: BaseException) -> str:
+    def _diagnose(self, what: str | Callable[[], str], exc: BaseException) -> str:
+        what = what if isinstance(what, str) else what()
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         head = f"{self.info}: {what} with the other ranks failed: {first_line}."
         try:
