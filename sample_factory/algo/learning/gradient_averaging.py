@@ -14,17 +14,17 @@ single process instead of moving it with its momentum. Parameters with ``require
 Reading the counts costs one device synchronisation per SGD step.
 
 The learning-rate schedules see the same numbers on every rank too: the step count is the same everywhere, and a
-KL-adaptive schedule is given the ranks' average KL (one more, 4-byte, all-reduce per SGD step).
+KL-adaptive schedule is given the ranks' average KL (``kl_mean_over_ranks``: one more, 4-byte, all-reduce where the
+schedule reads a KL: per SGD step, or per epoch for ``kl_adaptive_epoch``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
 
-from sample_factory.algo.learning.lr_schedule import LrSchedule
 from sample_factory.algo.learning.optimizers import FlatAdam, SgdStep
 from sample_factory.utils.rank_group import RankGroup
 from sample_factory.utils.timing import Timing
@@ -135,39 +135,12 @@ class AveragedSgdStep(SgdStep):
         return [_GradientBuffer(params) for params in groups.values()]
 
 
-class RankAveragedKl:
-    """A KL-adaptive schedule that is given, after every SGD step, the ranks' average KL instead of its own.
+def kl_mean_over_ranks(group: RankGroup) -> Callable[[Tensor], Tensor]:
+    """The ``reduce_kl`` of a KL-adaptive schedule in a distributed run: the ranks' mean of a KL (a copy)."""
 
-    Everything else (``lr``, ``after_epoch``, ``state_dict``, ...) is the wrapped schedule's.
-    """
-
-    needs_kl = True
-
-    def __init__(self, schedule: LrSchedule, group: RankGroup) -> None:
-        self.schedule = schedule
-        self.group = group
-
-    def after_minibatch(self, kl: Tensor | None) -> None:
-        if kl is None:
-            raise ValueError("a kl_adaptive lr schedule needs the minibatch's KL divergence after every step")
+    def reduce(kl: Tensor) -> Tensor:
         averaged = kl.detach().clone()
-        self.group.all_reduce_mean_(averaged, "the KL all-reduce of the adaptive learning rate")
-        self.schedule.after_minibatch(averaged)
+        group.all_reduce_mean_(averaged, "the KL all-reduce of the adaptive learning rate")
+        return averaged
 
-    def __getattr__(self, name: str):
-        if name == "schedule":  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        return getattr(self.schedule, name)
-
-
-def averaged_over_ranks(
-    group: RankGroup,
-    optimizer: torch.optim.Optimizer,
-    params: list[Tensor],
-    flat: bool,
-    schedule: LrSchedule,
-    timing: Timing,
-) -> tuple[AveragedSgdStep, LrSchedule | RankAveragedKl]:
-    """The SGD step and the learning-rate schedule of a learner whose gradients are averaged over ``group``."""
-    step = AveragedSgdStep(optimizer, params, group, timing, flat)
-    return step, RankAveragedKl(schedule, group) if schedule.needs_kl else schedule
+    return reduce

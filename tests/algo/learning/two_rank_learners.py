@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the lear
 
 from algo.learning.test_learner import make_cfg, make_env_info, make_trajectories  # noqa: E402
 
-from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, RankAveragedKl  # noqa: E402
+from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks  # noqa: E402
 from sample_factory.algo.learning.learner import Learner  # noqa: E402
 from sample_factory.algo.learning.lr_schedule import make_lr_schedule  # noqa: E402
 from sample_factory.algo.learning.pbt_exchange import weights_digest  # noqa: E402
@@ -86,12 +86,15 @@ def frozen_and_unused(group: RankGroup, flat: bool) -> dict:
     }
 
 
-def kl_adaptive_lr_after_one_step(group: RankGroup) -> float:
-    """Rank 0's KL alone would raise the rate, rank 1's lower it; their mean (0.25) lies in the band that keeps it."""
+def kl_adaptive_lr_after_one_step(group: RankGroup) -> dict[str, float]:
+    """Rank 0's KL alone would raise the rate, rank 1's lower it; their mean (0.25) lies in the band that keeps it.
+    ``reduced``: the rate of a schedule given the ranks' mean; ``own``: that of a plain schedule given the same KL."""
     cfg = make_cfg(lr_schedule="kl_adaptive_minibatch", lr_schedule_kl_threshold=0.2, learning_rate=1e-3)
-    schedule = RankAveragedKl(make_lr_schedule(cfg), group)
-    schedule.after_minibatch(torch.tensor(0.05 if group.rank == 0 else 0.45))
-    return schedule.lr
+    kl = torch.tensor(0.05 if group.rank == 0 else 0.45)
+    reduced, own = make_lr_schedule(cfg, reduce_kl=kl_mean_over_ranks(group)), make_lr_schedule(cfg)
+    reduced.after_minibatch(kl)
+    own.after_minibatch(kl)
+    return {"reduced": reduced.lr, "own": own.lr}
 
 
 def trained_learner(group: RankGroup) -> dict:
