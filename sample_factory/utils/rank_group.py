@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from sample_factory.utils.distributed import RankInfo, beat_key, left_key
+from sample_factory.utils.distributed import RankInfo, beat_count, has_left
 
 # how long a failed collective watches the heartbeats to tell dead ranks from live ones (runners beat every second)
 DIAGNOSIS_WATCH_S = 3.0
@@ -99,9 +99,9 @@ class RankGroup:
 
     def _findings(self) -> list[str]:
         others = [r for r in range(self.world_size) if r != self.rank]
-        beats = {r: self._counter(beat_key(r)) for r in others}
+        beats = {r: beat_count(self.store, r) for r in others}
         time.sleep(DIAGNOSIS_WATCH_S)
-        silent = [r for r in others if self._counter(beat_key(r)) == beats[r] and not self._has(left_key(r))]
+        silent = [r for r in others if beat_count(self.store, r) == beats[r] and not has_left(self.store, r)]
         findings = []
         if silent:
             findings.append(
@@ -120,15 +120,9 @@ class RankGroup:
             findings.append("Every other rank is alive and at the same training round (see their logs).")
         return findings
 
-    def _counter(self, key: str) -> int:
-        return int(self.store.add(key, 0))
-
-    def _has(self, key: str) -> bool:
-        return bool(self.store.check([key]))
-
     def _round_of(self, rank: int) -> int:
         key = self._round_key(rank)
-        return int(self.store.get(key).decode()) if self._has(key) else -1
+        return int(self.store.get(key).decode()) if self.store.check([key]) else -1
 
 
 def _listed(ranks: list[int]) -> str:

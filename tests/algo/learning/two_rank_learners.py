@@ -33,7 +33,7 @@ from sample_factory.algo.learning.learner import Learner  # noqa: E402
 from sample_factory.algo.learning.lr_schedule import make_lr_schedule  # noqa: E402
 from sample_factory.algo.learning.pbt_exchange import weights_digest  # noqa: E402
 from sample_factory.algo.learning.training_rounds import TrainingRounds  # noqa: E402
-from sample_factory.utils.distributed import beat_key, open_store, rank_info_from  # noqa: E402
+from sample_factory.utils.distributed import add_beat, open_store, rank_info_from  # noqa: E402
 from sample_factory.utils.rank_group import RankGroup, RankLostError  # noqa: E402
 from sample_factory.utils.timing import Timing  # noqa: E402
 
@@ -134,7 +134,7 @@ def straggler(group: RankGroup, store, out: str) -> None:
 
     def beat() -> None:  # what rank 1's runner does every second
         while not beating.wait(0.2):
-            store.add(beat_key(group.rank), 1)
+            add_beat(store, group.rank)
 
     threading.Thread(target=beat, daemon=True).start()
     for index in (0, 1):
