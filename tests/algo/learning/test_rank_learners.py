@@ -7,13 +7,13 @@ computed here: the mean of the two ranks' own gradients, and one normaliser fed 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from sf_run import free_ports
 
 from sample_factory.algo.learning.lr_schedule import linear_decay_updates
 from sample_factory.cfg.arguments import default_cfg
@@ -24,15 +24,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 RUN_TIMEOUT_S = 120
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_two_ranks(tmp_path: Path, mode: str = "learners") -> list[dict]:
     """Both ranks' results (``two_rank_learners.py`` in ``mode``); every process is reaped whatever happens."""
-    port = free_port()
+    port = free_ports(1)[0]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     outs = [tmp_path / f"rank{rank}.pt" for rank in (0, 1)]
     logs = [open(tmp_path / f"rank{rank}.log", "w") for rank in (0, 1)]  # noqa: SIM115 (closed below)
