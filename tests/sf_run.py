@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -68,6 +69,20 @@ def short_run_args(train_dir: object, env: str, steps: int, *extra: str, **flags
     )  # fmt: skip
     values.update(flags)
     return [f"--{name}={value}" for name, value in values.items()] + list(extra)
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports nothing listens on right now (the OS picks them; all held open until each is known)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def shm_entries() -> set[str]:

@@ -16,7 +16,7 @@ import shlex
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psutil
 
@@ -50,7 +50,7 @@ class LocalExperiment:
     stdout_path: str
     stderr_path: str
     status: str = "queued"  # queued -> running -> done | failed | stopped
-    gpu: int | None = None
+    gpus: list[int] = field(default_factory=list)  # the GPUs it runs on, one per rank; empty: CPU only
     process: subprocess.Popen | None = None
     started: float | None = None
     finished: float | None = None
@@ -137,22 +137,31 @@ class LocalPool:
         self.next_launch = time.monotonic() + self.options.pause_between
 
     def _pick_gpu(self) -> int | None:
-        """Least-loaded GPU, ties broken round-robin; None for CPU-only; NO_SLOT when every GPU is full."""
-        if self.options.num_gpus == 0:
+        """The first GPU of the next experiment (``_gpus_of``): the one whose GPUs' busiest is least loaded, ties
+        broken round-robin; None for CPU-only; NO_SLOT when that GPU is full. Every running experiment counts on
+        each GPU it uses, so a multi-rank experiment fills ``--experiments_per_gpu`` on all of them."""
+        num_gpus = self.options.num_gpus
+        if num_gpus == 0:
             return None
-        load = {g: 0 for g in range(self.options.num_gpus)}
+        load = dict.fromkeys(range(num_gpus), 0)
         for e in self.running():
-            load[e.gpu] += 1
-        gpu = min(load, key=lambda g: (load[g], (g - self.next_gpu) % self.options.num_gpus))
-        if 0 < self.options.experiments_per_gpu <= load[gpu]:
+            for g in e.gpus:
+                load[g] += 1
+
+        def busiest(first: int) -> int:
+            return max(load[g] for g in self._gpus_of(first))
+
+        gpu = min(load, key=lambda g: (busiest(g), (g - self.next_gpu) % num_gpus))
+        if 0 < self.options.experiments_per_gpu <= busiest(gpu):
             return NO_SLOT
-        self.next_gpu = (gpu + 1) % self.options.num_gpus
+        self.next_gpu = (gpu + len(self._gpus_of(gpu))) % num_gpus
         return gpu
 
     def _launch(self, experiment: LocalExperiment, gpu: int | None) -> None:
         env = dict(os.environ)
         env.update(experiment.command.env_vars or {})
-        env["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else self._visible_gpus(gpu)
+        gpus = [] if gpu is None else self._gpus_of(gpu)
+        env["CUDA_VISIBLE_DEVICES"] = _listed(gpus)
         argv, cmd = experiment.command.argv(), experiment.command.cmd
         if self.options.ranks_per_experiment > 1:
             argv = torchrun_argv(argv, self.options.ranks_per_experiment)
@@ -164,21 +173,21 @@ class LocalPool:
             try:
                 experiment.process = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
             except OSError as e:  # a command that is not on PATH, not executable, ...
-                err.write(f"launcher: could not start {experiment.command.cmd!r}: {e}\n")
+                err.write(f"launcher: could not start {cmd!r}: {e}\n")
                 experiment.status, experiment.returncode = "failed", None
                 self.status.print(f"[launcher] FAILED to start {experiment.command.name}: {e}")
                 return
-        experiment.gpu, experiment.status, experiment.started = gpu, "running", time.monotonic()
-        where = "CPU" if gpu is None else f"GPU {gpu}"
+        experiment.gpus, experiment.status, experiment.started = gpus, "running", time.monotonic()
+        where = "CPU" if not gpus else f"GPU {_listed(gpus)}"
         self.status.print(
             f"[launcher] started {experiment.command.name} (pid {experiment.process.pid}, {where}), "
             f"logs {experiment.logs()}"
         )
 
-    def _visible_gpus(self, gpu: int) -> str:
-        """The experiment's GPUs: the one it was given and, for its other ranks, the next ones (round-robin)."""
+    def _gpus_of(self, first: int) -> list[int]:
+        """The GPUs of an experiment started on ``first``: it and, for its other ranks, the next ones (round-robin)."""
         count = min(self.options.ranks_per_experiment, self.options.num_gpus)
-        return ",".join(str((gpu + i) % self.options.num_gpus) for i in range(count))
+        return [(first + i) % self.options.num_gpus for i in range(count)]
 
     def _reap(self) -> None:
         for e in self.running():
@@ -251,6 +260,10 @@ def _log_tail(path: str, lines: int) -> list[str]:
         return []
 
 
+def _listed(gpus: list[int]) -> str:
+    return ",".join(str(g) for g in gpus)
+
+
 def final_report(experiments: list[LocalExperiment], now: float) -> str:
     header = ["experiment", "status", "exit", "elapsed", "gpu", "logs"]
     rows = [
@@ -259,7 +272,7 @@ def final_report(experiments: list[LocalExperiment], now: float) -> str:
             e.status,
             "-" if e.returncode is None else str(e.returncode),
             format_duration(e.elapsed(now)),
-            "-" if e.gpu is None else str(e.gpu),
+            _listed(e.gpus) if e.gpus else "-",
             e.logs(),
         ]
         for e in experiments

@@ -48,11 +48,9 @@ class PeriodicThread:
         return self._stopped.wait(timeout_s)
 
     def join(self, timeout_s: float | None = None) -> None:
+        """Wait up to ``timeout_s`` seconds for the thread to end (after ``stop(join=False)``, or a last tick)."""
         if self._thread is not None:
             self._thread.join(timeout_s)
-
-    def is_alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     def _run(self) -> None:
         while not self._stopped.wait(self.period_s):

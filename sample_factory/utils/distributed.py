@@ -177,10 +177,30 @@ def resolve_backend(requested: str, device: torch.device) -> str:
     return requested
 
 
-# keys of the store shared by the runners (heartbeats, stop notices) and the learners (their diagnosis of a failure)
-def beat_key(rank: int) -> str:
+# the store's heartbeat counters and stop marks, shared by the runners (heartbeats, stop notices) and the learners
+# (their diagnosis of a failure)
+def _beat_key(rank: int) -> str:
     return f"beat/{rank}"
 
 
-def left_key(rank: int) -> str:
+def _left_key(rank: int) -> str:
     return f"left/{rank}"
+
+
+def add_beat(store: torch.distributed.Store, rank: int) -> None:
+    """One heartbeat of ``rank``: its counter goes up by one."""
+    store.add(_beat_key(rank), 1)
+
+
+def beat_count(store: torch.distributed.Store, rank: int) -> int:
+    """How many heartbeats ``rank`` has sent (0 before its first); a counter that stops moving means a silent rank."""
+    return int(store.add(_beat_key(rank), 0))
+
+
+def mark_left(store: torch.distributed.Store, rank: int) -> None:
+    """``rank`` ends on purpose: its silence from now on is no failure."""
+    store.set(_left_key(rank), "1")
+
+
+def has_left(store: torch.distributed.Store, rank: int) -> bool:
+    return bool(store.check([_left_key(rank)]))

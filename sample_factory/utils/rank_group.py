@@ -9,6 +9,7 @@ is a straggler) and the runners' heartbeat counters (a rank whose counter stoppe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from sample_factory.utils.distributed import RankInfo, beat_key, left_key
+from sample_factory.utils.distributed import RankInfo, beat_count, has_left
 
 # how long a failed collective watches the heartbeats to tell dead ranks from live ones (runners beat every second)
 DIAGNOSIS_WATCH_S = 3.0
@@ -55,14 +56,15 @@ class RankGroup:
         except Exception as exc:
             raise RankLostError(self._diagnose(f"forming the {name} process group ({backend})", exc)) from exc
 
-    def all_reduce_sum_(self, tensor: Tensor, what: str) -> None:
-        """Sum ``tensor`` over the ranks, in place; ``what`` names the collective in an error."""
+    def all_reduce_sum_(self, tensor: Tensor, what: str | Callable[[], str]) -> None:
+        """Sum ``tensor`` over the ranks, in place; ``what`` names the collective in an error (a callable is called
+        only then: a per-step name is not formatted on every step)."""
         try:
             dist.all_reduce(tensor)
         except Exception as exc:
             raise RankLostError(self._diagnose(what, exc)) from exc
 
-    def all_reduce_mean_(self, tensor: Tensor, what: str) -> None:
+    def all_reduce_mean_(self, tensor: Tensor, what: str | Callable[[], str]) -> None:
         """Average ``tensor`` over the ranks, in place: the same bits on every rank (one sum, one division)."""
         self.all_reduce_sum_(tensor, what)
         tensor.div_(self.world_size)
@@ -85,7 +87,8 @@ class RankGroup:
     def _round_key(self, rank: int) -> str:
         return f"{self.name}/round/{rank}"
 
-    def _diagnose(self, what: str, exc: BaseException) -> str:
+    def _diagnose(self, what: str | Callable[[], str], exc: BaseException) -> str:
+        what = what if isinstance(what, str) else what()
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         head = f"{self.info}: {what} with the other ranks failed: {first_line}."
         try:
@@ -96,9 +99,9 @@ class RankGroup:
 
     def _findings(self) -> list[str]:
         others = [r for r in range(self.world_size) if r != self.rank]
-        beats = {r: self._counter(beat_key(r)) for r in others}
+        beats = {r: beat_count(self.store, r) for r in others}
         time.sleep(DIAGNOSIS_WATCH_S)
-        silent = [r for r in others if self._counter(beat_key(r)) == beats[r] and not self._has(left_key(r))]
+        silent = [r for r in others if beat_count(self.store, r) == beats[r] and not has_left(self.store, r)]
         findings = []
         if silent:
             findings.append(
@@ -117,15 +120,9 @@ class RankGroup:
             findings.append("Every other rank is alive and at the same training round (see their logs).")
         return findings
 
-    def _counter(self, key: str) -> int:
-        return int(self.store.add(key, 0))
-
-    def _has(self, key: str) -> bool:
-        return bool(self.store.check([key]))
-
     def _round_of(self, rank: int) -> int:
         key = self._round_key(rank)
-        return int(self.store.get(key).decode()) if self._has(key) else -1
+        return int(self.store.get(key).decode()) if self.store.check([key]) else -1
 
 
 def _listed(ranks: list[int]) -> str:

@@ -22,6 +22,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/, when run as a script
+
+from sf_run import free_ports  # noqa: E402
+
 DAEMONS = ("slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "sinfo", "scancel")
 PARTITION = "sftest"
@@ -39,20 +43,6 @@ def unavailable_reason() -> str | None:
     if os.geteuid() != 0:
         return "the test cluster's slurmd must run as root (it starts each job as its user): run the tests as root"
     return None
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports nothing listens on right now (the OS picks them); start() retries if one is taken meanwhile."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def slurm_conf(root: str, ctld_port: int, slurmd_port: int, cpus: int, host: str) -> str:

@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from launcher_helpers import CARTPOLE, processes_with, run_launcher, table_rows, write_run_module
@@ -19,6 +20,7 @@ from tb_events import read_scalars
 
 from sample_factory.launcher.distributed_commands import torchrun_argv
 from sample_factory.launcher.launcher_utils import LauncherError
+from sample_factory.launcher.run_processes import NO_SLOT, LocalPool, PoolOptions
 
 TORCHRUN = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
 DIGEST_RE = re.compile(r"Policy 0 weights digest: ([0-9a-f]+) \(rank (\d) of 2")
@@ -115,3 +117,17 @@ def test_processes_backend_runs_a_two_rank_experiment_under_torchrun(tmp_path: P
     assert_one_distributed_experiment(train_dir / "ddp" / "00_cartpole", (logs / "00_cartpole.err").read_text())
     assert not processes_with(str(train_dir)), "experiment processes outlived the launcher"
     assert shm_entries() - before == set()
+
+
+def _pool_running_on(gpu_lists: list[list[int]]) -> LocalPool:
+    """A pool of 4 GPUs, one experiment per GPU, two ranks per experiment, with experiments running on ``gpu_lists``."""
+    running = [SimpleNamespace(status="running", gpus=gpus) for gpus in gpu_lists]
+    options = PoolOptions(max_parallel=8, num_gpus=4, experiments_per_gpu=1, pause_between=0, ranks_per_experiment=2)
+    return LocalPool(running, options, status=None)
+
+
+def test_a_two_rank_experiment_counts_on_both_of_its_gpus() -> None:
+    """Counted on its first GPU only, the experiment on GPUs 0 and 1 would leave GPU 1 looking free."""
+    assert _pool_running_on([[0, 1]])._pick_gpu() == 2
+    assert _pool_running_on([[0, 1], [2, 3]])._pick_gpu() == NO_SLOT
+    assert _pool_running_on([[1, 2]])._pick_gpu() == 3  # 3 and 0 are free; 0 would share GPU 1

@@ -1,6 +1,7 @@
 """A user script whose env registers an ``atexit`` handler, as wrappers of external simulators do to stop them.
 
-Each env writes ``atexit_<pid>.txt`` into the folder given by ``--marker_dir`` when its process exits normally.
+Each env writes ``atexit_<pid>.txt`` into the folder named by the ``SF_TEST_MARKER_DIR`` environment variable when
+its process exits normally.
 Used by test_process_start.py: workers forked from the fork server must run those handlers like spawned ones.
 """
 

@@ -21,15 +21,30 @@ def _loop() -> EventLoop:
     return EventLoop("child", inboxes["child"], router)
 
 
+def _guard_running() -> bool:
+    return any(thread.name == "child-orphan-guard" for thread in threading.enumerate())
+
+
 def test_guard_leaves_a_loop_alone_while_the_parent_lives():
+    """Twenty checks in a row find the parent alive: each leaves the loop running and the guard watching."""
     loop = _loop()
     loop.running = True
     guard = OrphanGuard("child", os.getppid(), loop, RUNNER_LOOP, check_period_s=0.01, grace_s=0.01)
+    checked, results = threading.Event(), []
+
+    def counted_check() -> bool:
+        results.append(guard.check())
+        if len(results) == 20:
+            checked.set()
+        return results[-1]
+
+    guard.thread.tick = counted_check
     guard.start()
-    assert not guard.thread.wait(0.2)  # many checks
+    assert checked.wait(10), f"the guard stopped checking after {len(results)} checks"
+    assert _guard_running() and not any(results)
     guard.stop()
     guard.thread.join(5)
-    assert not guard.thread.is_alive()
+    assert not _guard_running()
     assert loop.running and not loop.router.liveness.exited(RUNNER_LOOP)
 
 

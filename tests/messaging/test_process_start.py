@@ -38,15 +38,12 @@ def test_the_server_preloads_the_modules_that_build_the_loops() -> None:
 
 
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
-def test_workers_run_the_atexit_handlers_of_user_code(tmp_path, method: str) -> None:
+def test_workers_run_the_atexit_handlers_of_user_code(tmp_path, monkeypatch, method: str) -> None:
     """A worker forked from the server ends with os._exit; it must still run what user code registered at exit."""
-    os.environ[process_start.START_METHOD_ENV] = method
-    os.environ["SF_TEST_MARKER_DIR"] = str(tmp_path)
-    try:
-        args = short_run_args(tmp_path, "atexit_cartpole", 2048, num_workers=2, num_envs_per_worker=2)
-        result = run_python([os.path.join(HERE, "atexit_env_train.py"), *args], timeout=120)
-    finally:
-        del os.environ[process_start.START_METHOD_ENV], os.environ["SF_TEST_MARKER_DIR"]
+    monkeypatch.setenv(process_start.START_METHOD_ENV, method)
+    monkeypatch.setenv("SF_TEST_MARKER_DIR", str(tmp_path))
+    args = short_run_args(tmp_path, "atexit_cartpole", 2048, num_workers=2, num_envs_per_worker=2)
+    result = run_python([os.path.join(HERE, "atexit_env_train.py"), *args], timeout=120)
     assert result.returncode == 0, result.explain()
     markers = [name for name in os.listdir(tmp_path) if name.startswith("atexit_") and name.endswith(".txt")]
     assert len(markers) == 3, (

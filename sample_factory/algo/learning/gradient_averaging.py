@@ -3,24 +3,67 @@
 Each rank computes the gradient of its own minibatch; one all-reduce per SGD step averages the gradients, so every
 rank clips and applies the same gradient to the same weights and their weights stay identical without ever being
 sent. With ``FlatAdam`` the gradients already live in one flat tensor, which is reduced as it is; otherwise they are
-copied into one flat buffer per device and dtype, reduced and copied back. A parameter that got no gradient on a rank
-takes part with zeros, so every rank updates the same parameters (torch's Adam would skip it on some ranks only).
+copied into one flat buffer per device and dtype (laid out once), reduced and copied back.
+
+A parameter can lack a gradient on some rank (a branch of the model that rank's minibatch did not use): each rank
+sends with its gradients one count per parameter (1 if it has a gradient, else 0), in the same buffer, so the reduced
+counts say how many ranks had one. A parameter's gradient is the mean over those ranks, which is what one process
+training on their minibatches would compute for it, where a mean over every rank would shrink it by the ranks that
+had none. A parameter no rank had a gradient for gets none (``grad = None``), so torch's Adam skips it as in a
+single process instead of moving it with its momentum. Parameters with ``requires_grad=False`` take no part at all.
+Reading the counts costs one device synchronisation per SGD step.
 
 The learning-rate schedules see the same numbers on every rank too: the step count is the same everywhere, and a
-KL-adaptive schedule is given the ranks' average KL (one more, 4-byte, all-reduce per SGD step).
+KL-adaptive schedule is given the ranks' average KL (``kl_mean_over_ranks``: one more, 4-byte, all-reduce where the
+schedule reads a KL: per SGD step, or per epoch for ``kl_adaptive_epoch``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
 
-from sample_factory.algo.learning.lr_schedule import LrSchedule
-from sample_factory.algo.learning.optimizers import SgdStep
+from sample_factory.algo.learning.optimizers import FlatAdam, SgdStep
 from sample_factory.utils.rank_group import RankGroup
 from sample_factory.utils.timing import Timing
+
+
+class _GradientBuffer:
+    """The gradients of some parameters of one device and dtype, then one count per parameter, as one flat tensor:
+    the layout is the same on every rank, and the counts travel in the gradients' all-reduce (exact integers up to
+    256 ranks in bfloat16, 2048 in float16)."""
+
+    def __init__(self, params: list[Tensor]) -> None:
+        self.params = params
+        sizes = [p.numel() for p in params]
+        total = sum(sizes)
+        self.buffer = torch.empty(total + len(params), dtype=params[0].dtype, device=params[0].device)
+        self.views = [view.view_as(p) for view, p in zip(self.buffer[:total].split(sizes), params, strict=True)]
+        self.counts = self.buffer[total:]
+
+    def fill(self) -> None:
+        """Copy the gradients in, zeros where there is none, and count 1 for each parameter that has one."""
+        present = []
+        for param, view in zip(self.params, self.views, strict=True):
+            present.append(param.grad is not None)
+            if param.grad is None:
+                view.zero_()
+            else:
+                view.copy_(param.grad)
+        self.counts.copy_(torch.tensor(present))
+
+    def spread(self) -> None:
+        """After the all-reduce: each gradient is the mean over the ranks that had one; None where none had."""
+        for param, view, count in zip(self.params, self.views, self.counts.tolist(), strict=True):
+            if count == 0:
+                param.grad = None
+                continue
+            view.div_(count)
+            if param.grad is None:
+                param.grad = torch.empty_like(param)
+            param.grad.copy_(view)
 
 
 class AveragedSgdStep(SgdStep):
@@ -29,11 +72,15 @@ class AveragedSgdStep(SgdStep):
     def __init__(
         self, optimizer: torch.optim.Optimizer, params: Iterable[Tensor], group: RankGroup, timing: Timing, flat: bool
     ) -> None:
-        # no gradient watch: after the all-reduce every parameter has a gradient on every rank (see the module doc)
-        super().__init__(optimizer, params, flat=flat, watch_gradients=False)
+        super().__init__(optimizer, params, flat=False)
+        if flat and FlatAdam.applies(optimizer) and all(p.requires_grad for p in self.params):
+            # the hooks say which parameters got a gradient; their counts ride in the spare tail of the flat buffer
+            self.flat = FlatAdam(optimizer, watch_gradients=True, spare=len(self.params))
         self.group = group
         self.timing = timing
         self.steps = 0
+        self._trainable: list[bool] = []  # requires_grad of each parameter when the buffers were laid out
+        self._buffers: list[_GradientBuffer] = []
 
     def __call__(self, loss: Tensor, max_norm: float) -> Tensor:
         flat = self.flat
@@ -45,7 +92,7 @@ class AveragedSgdStep(SgdStep):
         self.steps += 1
         with self.timing.add_time("all_reduce"):
             if flat_active:
-                self.group.all_reduce_mean_(flat.flat_grad, self._what())
+                self._average_flat(flat)
             else:
                 self._average_per_tensor()
         return self._clip_and_update(max_norm)
@@ -53,53 +100,47 @@ class AveragedSgdStep(SgdStep):
     def _what(self) -> str:
         return f"the gradient all-reduce of SGD step {self.steps}"
 
+    def _average_flat(self, flat: FlatAdam) -> None:
+        """Reduce the flat gradients and counts; a parameter no rank had a gradient for is marked as not received,
+        which makes ``FlatAdam`` leave flat mode and give it no gradient (on every rank alike: the counts agree)."""
+        flat.spare.copy_(torch.tensor(flat.received))
+        self.group.all_reduce_sum_(flat.grad_buffer, self._what)
+        counts = flat.spare.tolist()
+        world_size = self.group.world_size
+        if all(count == world_size for count in counts):
+            flat.flat_grad.div_(world_size)
+            return
+        for param, count in zip(self.params, counts, strict=True):
+            if count:
+                param.grad.div_(count)
+        flat.received[:] = [count > 0 for count in counts]
+
     def _average_per_tensor(self) -> None:
-        """One flat buffer per (device, dtype) in parameter order, the same layout on every rank."""
+        """One buffer per (device, dtype) of the trainable parameters, laid out again only when ``requires_grad``
+        changed (a part of the model frozen or thawed); one all-reduce each."""
+        trainable = [p.requires_grad for p in self.params]
+        if trainable != self._trainable:
+            self._trainable = trainable
+            self._buffers = self._lay_out_buffers()
+        for buffer in self._buffers:
+            buffer.fill()
+            self.group.all_reduce_sum_(buffer.buffer, self._what)
+            buffer.spread()
+
+    def _lay_out_buffers(self) -> list[_GradientBuffer]:
         groups: dict[tuple, list[Tensor]] = {}
         for param in self.params:
-            if param.grad is None:
-                param.grad = torch.zeros_like(param)
-            groups.setdefault((param.grad.device, param.grad.dtype), []).append(param.grad)
-        for grads in groups.values():
-            buffer = torch.cat([g.reshape(-1) for g in grads])
-            self.group.all_reduce_mean_(buffer, self._what())
-            for grad, averaged in zip(grads, buffer.split([g.numel() for g in grads]), strict=True):
-                grad.copy_(averaged.view_as(grad))
+            if param.requires_grad:
+                groups.setdefault((param.device, param.dtype), []).append(param)
+        return [_GradientBuffer(params) for params in groups.values()]
 
 
-class RankAveragedKl:
-    """A KL-adaptive schedule that is given, after every SGD step, the ranks' average KL instead of its own.
+def kl_mean_over_ranks(group: RankGroup) -> Callable[[Tensor], Tensor]:
+    """The ``reduce_kl`` of a KL-adaptive schedule in a distributed run: the ranks' mean of a KL (a copy)."""
 
-    Everything else (``lr``, ``after_epoch``, ``state_dict``, ...) is the wrapped schedule's.
-    """
-
-    needs_kl = True
-
-    def __init__(self, schedule: LrSchedule, group: RankGroup) -> None:
-        self.schedule = schedule
-        self.group = group
-
-    def after_minibatch(self, kl: Tensor | None) -> None:
-        if kl is None:
-            raise ValueError("a kl_adaptive lr schedule needs the minibatch's KL divergence after every step")
+    def reduce(kl: Tensor) -> Tensor:
         averaged = kl.detach().clone()
-        self.group.all_reduce_mean_(averaged, "the KL all-reduce of the adaptive learning rate")
-        self.schedule.after_minibatch(averaged)
+        group.all_reduce_mean_(averaged, "the KL all-reduce of the adaptive learning rate")
+        return averaged
 
-    def __getattr__(self, name: str):
-        if name == "schedule":  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        return getattr(self.schedule, name)
-
-
-def averaged_over_ranks(
-    group: RankGroup,
-    optimizer: torch.optim.Optimizer,
-    params: list[Tensor],
-    flat: bool,
-    schedule: LrSchedule,
-    timing: Timing,
-) -> tuple[AveragedSgdStep, LrSchedule | RankAveragedKl]:
-    """The SGD step and the learning-rate schedule of a learner whose gradients are averaged over ``group``."""
-    step = AveragedSgdStep(optimizer, params, group, timing, flat)
-    return step, RankAveragedKl(schedule, group) if schedule.needs_kl else schedule
+    return reduce

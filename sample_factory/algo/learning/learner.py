@@ -32,7 +32,7 @@ from sample_factory.algo.learning.batch_preparation import (
     shape_rewards,
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
-from sample_factory.algo.learning.gradient_averaging import averaged_over_ranks
+from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
 from sample_factory.algo.learning.losses import (
     PPOLossInputs,
@@ -144,10 +144,9 @@ class Learner:
             self._sgd_step = SgdStep(self.optimizer, params, flat=flat, watch_gradients=watch_gradients)
             self.lr_schedule = make_lr_schedule(self.cfg)
         else:
-            schedule = make_lr_schedule(self.cfg, self.ranks.world_size)
-            self._sgd_step, self.lr_schedule = averaged_over_ranks(
-                self.ranks, self.optimizer, params, flat, schedule, self.timing
-            )
+            self._sgd_step = AveragedSgdStep(self.optimizer, params, self.ranks, self.timing, flat)
+            reduce_kl = kl_mean_over_ranks(self.ranks)
+            self.lr_schedule = make_lr_schedule(self.cfg, self.ranks.world_size, reduce_kl=reduce_kl)
         if self.param_server is not None:
             self.param_server.init(self.actor_critic, self.policy_version, self.device)
         self._record_version()

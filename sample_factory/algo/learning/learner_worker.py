@@ -51,6 +51,7 @@ from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import memory_stats
+from sample_factory.utils.rank_group import RankGroup
 from sample_factory.utils.torch_utils import (
     init_torch_runtime,
     reuse_freed_memory_for_large_tensors,
@@ -136,8 +137,14 @@ class LearnerWorker(Component):
         # with PBT each policy's hyper-parameters change on their own: in serial mode learners share one cfg
         learner_cfg = copy.copy(self.cfg) if self.cfg.with_pbt else self.cfg
         learner = Learner(learner_cfg, self.env_info, policy_id=self.policy_id)
+        learner.ranks = self._rank_group()
         learner.init()
         return learner
+
+    def _rank_group(self) -> RankGroup | None:
+        """The process group of this policy's learners on every rank, whose SGD steps average their gradients with
+        this one's (a distributed run); None on a single machine."""
+        return None
 
     def _restore(self) -> None:
         state = load_latest_checkpoint(self.cfg, self.policy_id, self.learner.device)

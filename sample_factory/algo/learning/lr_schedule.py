@@ -10,7 +10,9 @@ penalty of the PPO paper applied to the learning rate instead. With ``k`` the me
 
 A move never goes the wrong way: a decrease cannot raise an lr already below ``--lr_adaptive_min`` and an increase
 cannot lower one above ``--lr_adaptive_max``. ``kl_adaptive_minibatch`` applies the rule after every SGD step with
-that minibatch's KL; ``kl_adaptive_epoch`` once per epoch with the mean KL of the epoch's minibatches.
+that minibatch's KL; ``kl_adaptive_epoch`` once per epoch with the mean KL of the epoch's minibatches. In a
+distributed run the schedule is given ``reduce_kl``, the mean over the ranks, applied where the rule reads a KL (per
+step, or once per epoch to the epoch's mean: the mean of means is the same), so every rank's rate moves alike.
 
 ``linear_decay`` is PPO's annealing, with Sample Factory 2's horizon: the rate falls in a straight line from
 ``--learning_rate`` to 0 over ``train_for_env_steps // batch_size * num_epochs`` minibatch updates (SGD steps), so
@@ -22,6 +24,8 @@ so the horizon is ``train_for_env_steps // (batch_size * W) * num_epochs`` steps
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from torch import Tensor
 
@@ -70,16 +74,20 @@ class KlAdaptiveLrSchedule(ConstantLrSchedule):
 
     needs_kl = True
 
-    def __init__(self, cfg: Config, per_epoch: bool) -> None:
+    def __init__(self, cfg: Config, per_epoch: bool, reduce_kl: Callable[[Tensor], Tensor] | None = None) -> None:
+        """``reduce_kl``: maps this process's KL to the one the rule uses (the ranks' mean); None: the local KL."""
         super().__init__(cfg.learning_rate)
         self.per_epoch = per_epoch
+        self.reduce_kl = reduce_kl
         self.kl_threshold = cfg.lr_schedule_kl_threshold
         self.lr_min = cfg.lr_adaptive_min
         self.lr_max = cfg.lr_adaptive_max
         self._epoch_kls: list[Tensor] = []
 
-    def _apply(self, kl: float) -> None:
-        self.lr = kl_adaptive_lr(self.lr, kl, self.kl_threshold, self.lr_min, self.lr_max)
+    def _apply(self, kl: Tensor) -> None:
+        if self.reduce_kl is not None:
+            kl = self.reduce_kl(kl.detach())
+        self.lr = kl_adaptive_lr(self.lr, float(kl), self.kl_threshold, self.lr_min, self.lr_max)
 
     def after_minibatch(self, kl: Tensor | None) -> None:
         if kl is None:
@@ -87,13 +95,13 @@ class KlAdaptiveLrSchedule(ConstantLrSchedule):
         if self.per_epoch:
             self._epoch_kls.append(kl.detach())  # read once per epoch: one GPU sync instead of one per step
         else:
-            self._apply(float(kl))
+            self._apply(kl)
 
     def after_epoch(self) -> None:
         if self.per_epoch and self._epoch_kls:
             mean_kl = sum(self._epoch_kls) / len(self._epoch_kls)
             self._epoch_kls.clear()
-            self._apply(float(mean_kl))
+            self._apply(mean_kl)
 
 
 def linear_decay_updates(cfg: Config, world_size: int = 1) -> int:
@@ -145,13 +153,15 @@ LrSchedule = ConstantLrSchedule | KlAdaptiveLrSchedule | LinearDecayLrSchedule
 LR_SCHEDULES = ("constant", "kl_adaptive_minibatch", "kl_adaptive_epoch", "linear_decay")
 
 
-def make_lr_schedule(cfg: Config, world_size: int = 1) -> LrSchedule:
+def make_lr_schedule(
+    cfg: Config, world_size: int = 1, reduce_kl: Callable[[Tensor], Tensor] | None = None
+) -> LrSchedule:
     """The schedule named by ``--lr_schedule``, starting at ``--learning_rate`` (``world_size``: ranks that share
-    each SGD step)."""
+    each SGD step; ``reduce_kl``: how a KL-adaptive rule turns the local KL into the ranks' one)."""
     if cfg.lr_schedule == "constant":
         return ConstantLrSchedule(cfg.learning_rate)
     if cfg.lr_schedule in ("kl_adaptive_minibatch", "kl_adaptive_epoch"):
-        return KlAdaptiveLrSchedule(cfg, per_epoch=cfg.lr_schedule == "kl_adaptive_epoch")
+        return KlAdaptiveLrSchedule(cfg, per_epoch=cfg.lr_schedule == "kl_adaptive_epoch", reduce_kl=reduce_kl)
     if cfg.lr_schedule == "linear_decay":
         return LinearDecayLrSchedule(cfg, world_size)
     raise ValueError(f"--lr_schedule={cfg.lr_schedule!r} is not supported: use one of {', '.join(LR_SCHEDULES)}")

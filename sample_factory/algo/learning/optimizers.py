@@ -210,19 +210,24 @@ class FlatAdam:
     If the parameters stop being views (the model was moved or reloaded into new tensors), flat mode switches off.
     """
 
-    def __init__(self, optimizer: torch.optim.Optimizer, watch_gradients: bool = False) -> None:
+    def __init__(self, optimizer: torch.optim.Optimizer, watch_gradients: bool = False, spare: int = 0) -> None:
+        """``spare``: elements after the gradients in ``grad_buffer`` (zeroed with them) for a caller's own numbers
+        that travel with the gradients, such as the per-parameter counts of a distributed step."""
         self.optimizer = optimizer
         params: list[Tensor] = list(optimizer.param_groups[0]["params"])
         self.params = params
         self.enabled = self.applies(optimizer)
-        self._received: list[bool] | None = None  # per parameter: got a gradient in this step (watch_gradients)
+        # per parameter: has a gradient in this step (watch_gradients; a distributed step puts the ranks' answer here)
+        self.received: list[bool] | None = None
         self._hook_handles: list = []
         if not self.enabled:
             return
         total = sum(p.numel() for p in params)
         like = params[0]
         self.flat_param = torch.empty(total, dtype=like.dtype, device=like.device)
-        self.flat_grad = torch.zeros(total, dtype=like.dtype, device=like.device)
+        self.grad_buffer = torch.zeros(total + spare, dtype=like.dtype, device=like.device)
+        self.flat_grad = self.grad_buffer[:total]
+        self.spare = self.grad_buffer[total:]
         self.exp_avg = torch.zeros_like(self.flat_param)
         self.exp_avg_sq = torch.zeros_like(self.flat_param)
         self._param_views, self._grad_views, self._avg_views, self._avg_sq_views = [], [], [], []
@@ -258,12 +263,12 @@ class FlatAdam:
     def _watch_gradients(self) -> None:
         """Record which parameters autograd gives a gradient (hooks after accumulation): a flat step would update
         one that got none with a zero gradient, where torch's Adam skips it."""
-        self._received = [False] * len(self.params)
+        self.received = [False] * len(self.params)
         for i, p in enumerate(self.params):
             self._hook_handles.append(p.register_post_accumulate_grad_hook(functools.partial(self._mark, i)))
 
     def _mark(self, index: int, _param: Tensor) -> None:
-        self._received[index] = True
+        self.received[index] = True
 
     def zero_grad(self) -> bool:
         """Zero every gradient (views of ``flat_grad``) before a backward pass; False when flat mode is off."""
@@ -278,9 +283,9 @@ class FlatAdam:
         for p, view in zip(params, self._grad_views, strict=True):
             if p.grad is not view:
                 p.grad = view
-        self.flat_grad.zero_()
-        if self._received is not None:
-            self._received[:] = [False] * len(params)
+        self.grad_buffer.zero_()
+        if self.received is not None:
+            self.received[:] = [False] * len(params)
         return True
 
     def clip_and_step(self, max_norm: float) -> Tensor | None:
@@ -291,7 +296,7 @@ class FlatAdam:
         """
         if not self.enabled:
             return None
-        if self._received is not None and not all(self._received):
+        if self.received is not None and not all(self.received):
             self._stop_for_missing_gradients()
             return None
         if _has_step_hooks(self.optimizer):
@@ -336,7 +341,7 @@ class FlatAdam:
         """Some parameter got no gradient in this step: leave flat mode for good, and give those parameters no
         gradient (``None``), so the caller's per-tensor step skips them as torch's Adam does; their moments and
         step counters then differ from the others', which flat tensors cannot represent."""
-        missing = [p for p, received in zip(self.params, self._received, strict=True) if not received]
+        missing = [p for p, received in zip(self.params, self.received, strict=True) if not received]
         self._switch_off()
         for p in missing:
             p.grad = None
@@ -352,7 +357,7 @@ class FlatAdam:
         self._release_moments()
         for handle in self._hook_handles:
             handle.remove()
-        self._hook_handles, self._received = [], None
+        self._hook_handles, self.received = [], None
 
     def _release_moments(self) -> None:
         """Give each parameter its own step counter again (the per-tensor step adds one to each counter it is given)."""

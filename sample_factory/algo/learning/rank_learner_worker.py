@@ -21,7 +21,6 @@ import traceback
 
 from torch import Tensor
 
-from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.learning.pbt_exchange import weights_digest
 from sample_factory.algo.learning.training_rounds import RoundOutcome, TrainingRounds
@@ -46,18 +45,16 @@ class RankLearnerWorker(LearnerWorker):
         self.rank_fps = [FpsMeter() for _ in range(rank.world_size)]
 
     # ---------------------------------------------------------------- start-up
-    def _make_learner(self) -> Learner:
+    def _rank_group(self) -> RankGroup:
+        """Joins this policy's process group over the run's store; the learner's SGD steps reduce in it."""
         cfg, info = self.cfg, self.rank_info
         device = policy_device(cfg, self.policy_id)
         backend = resolve_backend(cfg.distributed_backend, device)
         store = open_store(info, cfg.distributed_timeout, host=False)
         self.group = RankGroup(info, store, f"policy{self.policy_id}", backend, cfg.distributed_timeout, device)
-        learner = Learner(cfg, self.env_info, policy_id=self.policy_id)
-        learner.ranks = self.group
-        learner.init()
         log.info("Policy %d: %s learns on %s, gradients averaged over %d ranks (%s)", self.policy_id, info, device,
                  info.world_size, backend)  # fmt: skip
-        return learner
+        return self.group
 
     def _restore(self) -> None:
         """Rank 0 restores from its disk as usual; every rank then takes rank 0's whole state."""
@@ -92,11 +89,16 @@ class RankLearnerWorker(LearnerWorker):
         return state
 
     # ---------------------------------------------------------------- rounds
+    @property
+    def _rounds_ended(self) -> bool:
+        """Training has ended on every rank (the rounds are over) or for this rank (a collective failed)."""
+        return self.rounds.over or self.rounds_broken
+
     def _count_env_steps(self, env_steps: int) -> None:
         self.local_env_steps = env_steps  # the run's count comes from the rounds
 
     def on_batch_ready(self, batch_idx: int, env_steps: int) -> None:
-        if self.rounds is None or self.rounds.over or self.rounds_broken:  # training has ended on every rank
+        if self.rounds is None or self._rounds_ended:
             self._count_env_steps(env_steps)
             self.send(self.batcher_address, "on_training_done", batch_idx, True)
             return
@@ -124,7 +126,7 @@ class RankLearnerWorker(LearnerWorker):
 
     def _enter_round(self, stopping: bool, has_samples: bool) -> RoundOutcome | None:
         """The next round (None when the rounds are over); merges the normalisers and counts the run's env steps."""
-        if self.rounds.over or self.rounds_broken:
+        if self._rounds_ended:
             return None
         try:
             with self.learner.timing.add_time("round_exchange"):

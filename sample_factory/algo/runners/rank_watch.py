@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import torch.distributed as dist
 
 from sample_factory.messaging.periodic_thread import PeriodicThread
-from sample_factory.utils.distributed import RankInfo, beat_key, left_key
+from sample_factory.utils.distributed import RankInfo, add_beat, beat_count, has_left, mark_left
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 
@@ -95,21 +95,21 @@ class RankWatch:
         self._beats.stop(join=False)
         self._beats.join(timeout_s=2 * self.period_s)  # bounded: a store that hangs must not hang the exit
         try:
-            self.store.set(left_key(self.info.rank), "1")
+            mark_left(self.store, self.info.rank)
             self._wait_for_others(wait_for_others_s)
         except Exception as exc:  # rank 0 (the store's host) ended first: nothing left to tell
             log.debug("%s: the store is gone at exit (%s)", self.info, exc)
 
     def _wait_for_others(self, timeout_s: float) -> None:
         start = time.monotonic()
-        counts = {r: int(self.store.add(beat_key(r), 0)) for r in self.others}
+        counts = {r: beat_count(self.store, r) for r in self.others}
         moved_at = dict.fromkeys(self.others, start)
         while (now := time.monotonic()) < start + timeout_s:
             waiting = []
             for r in self.others:
-                if self.store.check([left_key(r)]):
+                if has_left(self.store, r):
                     continue
-                count = int(self.store.add(beat_key(r), 0))
+                count = beat_count(self.store, r)
                 if count != counts[r]:
                     counts[r], moved_at[r] = count, now
                 if now - moved_at[r] < 3 * self.period_s:
@@ -133,15 +133,15 @@ class RankWatch:
         return False
 
     def _tick(self) -> None:
-        self.store.add(beat_key(self.info.rank), 1)
+        add_beat(self.store, self.info.rank)
         now = time.monotonic()
         for r in self.others:
-            count = int(self.store.add(beat_key(r), 0))
+            count = beat_count(self.store, r)
             if count != self._last_count.get(r):
                 self._last_count[r], self._changed_at[r] = count, now
                 continue
             limit = self.silence_s if count > 0 else self.start_up_s
-            if r not in self._reported and now - self._changed_at[r] > limit and not self.store.check([left_key(r)]):
+            if r not in self._reported and now - self._changed_at[r] > limit and not has_left(self.store, r):
                 self._reported.add(r)
                 verb = "sent no heartbeat" if count > 0 else "did not start"
                 cause = "its processes died, its machine is unreachable, or it hangs"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+import psutil
+
 from sample_factory.utils.logging_setup import log
 
 START_UP_PHASES = (
@@ -26,10 +28,8 @@ SHUT_DOWN_PHASES = (("components_stopped", "components"), ("processes_joined", "
 def process_start_time() -> float:
     """When this process was created (wall clock), or now where that cannot be read."""
     try:
-        import psutil
-
         return psutil.Process().create_time()
-    except Exception:  # noqa: BLE001  (no /proc, or psutil missing: count from now)
+    except psutil.Error:  # no /proc to read it from: count from now
         return time.time()
 
 
@@ -42,10 +42,6 @@ class RunTimeline:
 
     def mark(self, name: str) -> None:
         self.marks.setdefault(name, time.time())
-
-    def seconds_to(self, name: str) -> float | None:
-        at = self.marks.get(name)
-        return None if at is None else at - self.started_at
 
     def start_up_line(self) -> str:
         """How long from the command to the first collected frame, by phase (those marked)."""

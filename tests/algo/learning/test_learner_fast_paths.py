@@ -194,7 +194,7 @@ def test_flat_adam_is_skipped_for_a_module_that_holds_old_weight_data(caplog) ->
 def test_flat_adam_trains_exactly_like_torch_when_some_parameters_miss_gradients(monkeypatch, caplog) -> None:
     global_model_factory().register_encoder_factory(SometimesEncoder)
     flat = _learner(VECTOR)
-    assert flat._sgd_step.flat is not None and flat._sgd_step.flat._received is not None  # used, and watching
+    assert flat._sgd_step.flat is not None and flat._sgd_step.flat.received is not None  # used, and watching
     monkeypatch.setenv(DISABLE_ENV, "flat_adam")
     plain = _learner(VECTOR)
     assert plain._sgd_step.flat is None

@@ -180,3 +180,43 @@ def test_pbt_rescales_the_line_and_keeps_its_progress():
     rates = record_step_rates(learner)
     train_once(learner, 2)
     assert rates == pytest.approx([4e-3 * (8 - k) / 8 for k in range(4, 8)])
+
+
+def kl_schedule_cfg(lr_schedule: str) -> AttrDict:
+    return AttrDict(
+        learning_rate=LR0,
+        lr_schedule=lr_schedule,
+        lr_schedule_kl_threshold=0.2,
+        lr_adaptive_min=1e-6,
+        lr_adaptive_max=1e-2,
+    )
+
+
+def test_kl_adaptive_epoch_reduces_the_epochs_mean_kl_once_per_epoch():
+    """The distributed ``reduce_kl`` is called where the rule reads the KL: once per epoch, on the epoch's mean."""
+    seen = []
+
+    def reduce_kl(kl: torch.Tensor) -> torch.Tensor:
+        seen.append(float(kl))
+        return torch.tensor(0.25)  # inside the band: keeps the rate, whatever the local KLs say
+
+    schedule = make_lr_schedule(kl_schedule_cfg("kl_adaptive_epoch"), reduce_kl=reduce_kl)
+    for _ in range(2):
+        for kl in (0.01, 0.03):  # alone they would raise the rate
+            schedule.after_minibatch(torch.tensor(kl))
+        schedule.after_epoch()
+    assert seen == pytest.approx([0.02, 0.02])
+    assert schedule.lr == LR0
+    plain = make_lr_schedule(kl_schedule_cfg("kl_adaptive_epoch"))
+    plain.after_minibatch(torch.tensor(0.01))
+    plain.after_epoch()
+    assert plain.lr == pytest.approx(LR0 * 1.5)
+
+
+def test_kl_adaptive_minibatch_reduces_every_steps_kl():
+    calls = []
+    schedule = make_lr_schedule(kl_schedule_cfg("kl_adaptive_minibatch"), reduce_kl=lambda kl: calls.append(kl) or kl)
+    for kl in (0.01, 0.5):
+        schedule.after_minibatch(torch.tensor(kl))
+    assert len(calls) == 2
+    assert schedule.lr == pytest.approx(LR0)  # raised by 1.5, then lowered by 1.5

@@ -292,7 +292,7 @@ def test_watched_flat_adam_skips_parameters_without_gradients_as_torch_does(firs
     ours, theirs = _SometimesHead(0), _SometimesHead(0)
     ours_opt, theirs_opt = _adam(ours), _adam(theirs)
     step = SgdStep(ours_opt, ours.parameters(), flat=True, watch_gradients=True)
-    assert step.flat.enabled and step.flat._received is not None
+    assert step.flat.enabled and step.flat.received is not None
     for k in range(6):
         ours.use_head = theirs.use_head = k < first_missing_step or k % 2 == 1
         x = torch.randn(32, 5, generator=torch.Generator().manual_seed(k))

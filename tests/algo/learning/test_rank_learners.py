@@ -7,13 +7,13 @@ computed here: the mean of the two ranks' own gradients, and one normaliser fed 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from sf_run import free_ports
 
 from sample_factory.algo.learning.lr_schedule import linear_decay_updates
 from sample_factory.cfg.arguments import default_cfg
@@ -24,15 +24,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 RUN_TIMEOUT_S = 120
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_two_ranks(tmp_path: Path, mode: str = "learners") -> list[dict]:
     """Both ranks' results (``two_rank_learners.py`` in ``mode``); every process is reaped whatever happens."""
-    port = free_port()
+    port = free_ports(1)[0]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     outs = [tmp_path / f"rank{rank}.pt" for rank in (0, 1)]
     logs = [open(tmp_path / f"rank{rank}.log", "w") for rank in (0, 1)]  # noqa: SIM115 (closed below)
@@ -59,17 +53,43 @@ def ranks(tmp_path_factory) -> list[dict]:
     return run_two_ranks(tmp_path_factory.mktemp("two_ranks"))
 
 
-@pytest.mark.parametrize("path", ["flat", "per_tensor"])
+def mean_of_those_that_had_one(zero: list, one: list) -> torch.Tensor:
+    """Per parameter, the mean of the ranks' gradients over the ranks that had one, flattened."""
+    means = []
+    for grads in zip(zero, one, strict=True):
+        present = [g for g in grads if g is not None]
+        means.append((sum(present) / len(present)).reshape(-1))
+    return torch.cat(means)
+
+
+@pytest.mark.parametrize("path", ["flat", "flat_unused", "per_tensor"])
 def test_the_applied_gradient_is_the_mean_of_the_ranks_gradients_on_every_rank(ranks: list[dict], path: str) -> None:
+    """In ``*_unused`` and ``per_tensor`` rank 0 has no gradient for the last layer: it gets rank 1's."""
     zero, one = ranks[0][path], ranks[1][path]
-    assert not torch.equal(zero["own"], one["own"])  # the ranks' data differ
+    assert not torch.equal(zero["own"][0], one["own"][0])  # the ranks' data differ
     assert torch.equal(zero["applied"], one["applied"])
-    torch.testing.assert_close(zero["applied"], (zero["own"] + one["own"]) / 2)
+    torch.testing.assert_close(zero["applied"], mean_of_those_that_had_one(zero["own"], one["own"]))
+    if path != "flat":
+        last = one["own"][-1].reshape(-1)
+        torch.testing.assert_close(zero["applied"][-last.numel() :], last)
     assert torch.equal(zero["weights"], one["weights"])
 
 
+@pytest.mark.parametrize("path", ["frozen_flat", "frozen_per_tensor"])
+def test_adam_leaves_frozen_and_unused_parameters_as_they_are(ranks: list[dict], path: str) -> None:
+    """The first weight is frozen and the last layer used by no rank after two steps that moved them: with zero
+    gradients instead, Adam's momentum would go on moving both."""
+    for rank in ranks:
+        before, after = rank[path]["before"], rank[path]["after"]
+        assert [torch.equal(b, a) for b, a in zip(before, after, strict=True)] == [True, False, True, True]
+        assert rank[path]["grad_is_none"] == [True, False, True, True]
+    assert all(torch.equal(a, b) for a, b in zip(ranks[0][path]["after"], ranks[1][path]["after"], strict=True))
+
+
 def test_the_kl_adaptive_rule_sees_the_ranks_mean_kl(ranks: list[dict]) -> None:
-    assert ranks[0]["kl_lr"] == ranks[1]["kl_lr"] == 1e-3  # each rank's own KL would have moved it, oppositely
+    zero, one = ranks[0]["kl_lr"], ranks[1]["kl_lr"]
+    assert zero["own"] > 1e-3 > one["own"]  # each rank's own KL moves a plain schedule, oppositely
+    assert zero["reduced"] == one["reduced"] == 1e-3  # their mean keeps the rate
 
 
 def test_learners_end_with_identical_weights_and_learning_rate(ranks: list[dict]) -> None:

@@ -4,7 +4,8 @@ Rank 0 serves the store at 127.0.0.1:PORT; both ranks form a gloo group, run the
 saw to OUT for the test to compare:
 
 1. ``AveragedSgdStep`` on a tiny model, flat and per tensor: each rank's own gradient (computed aside) and the one the
-   step applied. On the per-tensor path rank 0 leaves one layer without a gradient (it takes part with zeros);
+   step applied, with and without a layer that rank 0 leaves without a gradient; then a frozen weight and a layer no
+   rank uses, which Adam must leave as they are;
 2. a KL-adaptive schedule given opposite KLs on the two ranks;
 3. a ``Learner`` with its ``TrainingRounds``, as a rank's learner worker drives them: rank 0's state broadcast, three
    training calls on each rank's own batches with merged normalisers and a KL-adaptive learning rate.
@@ -27,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the lear
 
 from algo.learning.test_learner import make_cfg, make_env_info, make_trajectories  # noqa: E402
 
-from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, RankAveragedKl  # noqa: E402
+from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks  # noqa: E402
 from sample_factory.algo.learning.learner import Learner  # noqa: E402
 from sample_factory.algo.learning.lr_schedule import make_lr_schedule  # noqa: E402
 from sample_factory.algo.learning.pbt_exchange import weights_digest  # noqa: E402
 from sample_factory.algo.learning.training_rounds import TrainingRounds  # noqa: E402
-from sample_factory.utils.distributed import beat_key, open_store, rank_info_from  # noqa: E402
+from sample_factory.utils.distributed import add_beat, open_store, rank_info_from  # noqa: E402
 from sample_factory.utils.rank_group import RankGroup, RankLostError  # noqa: E402
 from sample_factory.utils.timing import Timing  # noqa: E402
 
@@ -47,16 +48,16 @@ def _two_layers() -> nn.Module:
     return nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
 
 
-def averaged_gradients(group: RankGroup, flat: bool) -> dict:
-    """One step of AveragedSgdStep: the rank's own gradient and the applied one, flattened; weights after it."""
+def averaged_gradients(group: RankGroup, flat: bool, unused_on_rank0: bool) -> dict:
+    """One step of AveragedSgdStep: the rank's own gradients (None for a parameter it did not use) and the applied
+    ones, flattened; weights after it. With ``unused_on_rank0`` rank 0's loss does not use the last layer."""
     model = _two_layers()
     params = list(model.parameters())
     x = torch.randn(8, 4, generator=torch.Generator().manual_seed(10 + group.rank))
-    used = params if flat or group.rank == 1 else params[:2]  # rank 0: no gradient for the last layer
+    used = params[:2] if unused_on_rank0 and group.rank == 0 else params
     features = model[1](model[0](x))
     loss = (features.sum(dim=1) if len(used) == 2 else model[2](features)).square().mean()
-    own = torch.autograd.grad(loss, used, retain_graph=True)
-    own = torch.cat([g.reshape(-1) for g in own] + [torch.zeros(p.numel()) for p in params[len(used) :]])
+    own = list(torch.autograd.grad(loss, used, retain_graph=True)) + [None] * (len(params) - len(used))
     optimizer = torch.optim.Adam(params, lr=1e-2, fused=True)
     step = AveragedSgdStep(optimizer, params, group, Timing(), flat=flat)
     step(loss, float("inf"))
@@ -64,12 +65,36 @@ def averaged_gradients(group: RankGroup, flat: bool) -> dict:
     return {"own": own, "applied": applied, "weights": torch.cat([p.detach().reshape(-1) for p in params])}
 
 
-def kl_adaptive_lr_after_one_step(group: RankGroup) -> float:
-    """Rank 0's KL alone would raise the rate, rank 1's lower it; their mean (0.25) lies in the band that keeps it."""
+def frozen_and_unused(group: RankGroup, flat: bool) -> dict:
+    """Two steps that use every parameter, then the first weight frozen and two steps whose loss uses no rank's last
+    layer: Adam's momentum from the first steps must move neither (as it would with zero gradients)."""
+    model = _two_layers()
+    params = list(model.parameters())
+    optimizer = torch.optim.Adam(params, lr=1e-2, fused=True)
+    step = AveragedSgdStep(optimizer, params, group, Timing(), flat=flat)
+    x = torch.randn(8, 4, generator=torch.Generator().manual_seed(20 + group.rank))
+    for _ in range(2):
+        step(model(x).square().mean(), float("inf"))
+    params[0].requires_grad_(False)
+    before = [p.detach().clone() for p in params]
+    for _ in range(2):
+        step(model[1](model[0](x)).sum(dim=1).square().mean(), float("inf"))
+    return {
+        "before": before,
+        "after": [p.detach().clone() for p in params],
+        "grad_is_none": [p.grad is None for p in params],
+    }
+
+
+def kl_adaptive_lr_after_one_step(group: RankGroup) -> dict[str, float]:
+    """Rank 0's KL alone would raise the rate, rank 1's lower it; their mean (0.25) lies in the band that keeps it.
+    ``reduced``: the rate of a schedule given the ranks' mean; ``own``: that of a plain schedule given the same KL."""
     cfg = make_cfg(lr_schedule="kl_adaptive_minibatch", lr_schedule_kl_threshold=0.2, learning_rate=1e-3)
-    schedule = RankAveragedKl(make_lr_schedule(cfg), group)
-    schedule.after_minibatch(torch.tensor(0.05 if group.rank == 0 else 0.45))
-    return schedule.lr
+    kl = torch.tensor(0.05 if group.rank == 0 else 0.45)
+    reduced, own = make_lr_schedule(cfg, reduce_kl=kl_mean_over_ranks(group)), make_lr_schedule(cfg)
+    reduced.after_minibatch(kl)
+    own.after_minibatch(kl)
+    return {"reduced": reduced.lr, "own": own.lr}
 
 
 def trained_learner(group: RankGroup) -> dict:
@@ -109,7 +134,7 @@ def straggler(group: RankGroup, store, out: str) -> None:
 
     def beat() -> None:  # what rank 1's runner does every second
         while not beating.wait(0.2):
-            store.add(beat_key(group.rank), 1)
+            add_beat(store, group.rank)
 
     threading.Thread(target=beat, daemon=True).start()
     for index in (0, 1):
@@ -136,8 +161,11 @@ def main(rank: int, port: int, out: str, mode: str) -> None:
         straggler(group, store, out)
         return
     results = {
-        "flat": averaged_gradients(group, flat=True),
-        "per_tensor": averaged_gradients(group, flat=False),
+        "flat": averaged_gradients(group, flat=True, unused_on_rank0=False),
+        "flat_unused": averaged_gradients(group, flat=True, unused_on_rank0=True),
+        "per_tensor": averaged_gradients(group, flat=False, unused_on_rank0=True),
+        "frozen_flat": frozen_and_unused(group, flat=True),
+        "frozen_per_tensor": frozen_and_unused(group, flat=False),
         "kl_lr": kl_adaptive_lr_after_one_step(group),
         "learner": trained_learner(group),
     }

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sf_run import REPO_ROOT, shm_entries
+from sf_run import REPO_ROOT, free_ports, shm_entries
 
 TRAIN_GYM = "sf_examples.train_gym_env"
 START_TIMEOUT_S = 150  # two ranks starting on a loaded 2-core machine
@@ -78,14 +78,6 @@ def _session_of(process: psutil.Process) -> int | None:
         return None
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _train_args(train_dir: Path, *extra: str) -> list[str]:
     return [
         "--env=CartPole-v1", "--experiment=ddp", f"--train_dir={train_dir}", "--num_workers=1",
@@ -102,7 +94,7 @@ def _wait_session_gone(rank: RankProcess, timeout: float = 15.0) -> None:
 
 def test_a_killed_rank_stops_the_other_within_a_minute_naming_it(tmp_path: Path) -> None:
     before = shm_entries()
-    port = _free_port()
+    port = free_ports(1)[0]
     args = _train_args(tmp_path, "--serial_mode=True", "--train_for_env_steps=100000000")
     ranks = [
         RankProcess(

@@ -16,7 +16,6 @@ def test_start_up_line_splits_the_time_by_phase() -> None:
         "Start-up: 4.6 s from the command to the first collected frame "
         "(imports and parsing 2.0, env info 0.5, buffers 0.1, workers 2.0)"
     )
-    assert abs(timeline.seconds_to("workers") - 4.6) < 1e-9
 
 
 def test_a_phase_is_marked_once_and_missing_phases_are_left_out() -> None:
