@@ -5,8 +5,9 @@ scope, where scope ``eval`` marks flags that only ``parse_sf_args(evaluation=Tru
 declaration drifts from it fails here. Some entries go beyond Sample Factory 2.1.1's command line on purpose:
 ``--lr_schedule`` also lists ``linear_decay``, the schedule 2.1.1's MuJoCo and Atari families set as their default;
 ``--action_head``, ``--action_distribution`` and the evaluation-during-training flags (``--eval_every_env_steps`` ...)
-are new, ``--agent_to_policy`` maps the agents of a multi-agent env to policies, ``--distributed_backend`` and ``--distributed_timeout`` tune distributed runs (docs/distributed.md), and
-``--eval_deterministic``, an enjoy/eval flag in 2.1.1, is declared for training too (the evaluator uses it).
+are new, ``--agent_to_policy`` maps the agents of a multi-agent env to policies, ``--distributed_backend`` and
+``--distributed_timeout`` tune distributed runs (docs/distributed.md), and ``--eval_deterministic``, an enjoy/eval
+flag in 2.1.1, is declared for training too (the evaluator uses it).
 """
 
 from __future__ import annotations
