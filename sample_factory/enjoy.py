@@ -25,13 +25,20 @@ import numpy as np
 import torch
 
 from sample_factory.algo.sampling.env_runner import make_action_converter
-from sample_factory.algo.sampling.evaluation_episodes import obs_to_tensors, policy_step, to_numpy
+from sample_factory.algo.sampling.evaluation_episodes import (
+    AgentPolicy,
+    actor_sets,
+    policies_step,
+    single_policy,
+    to_numpy,
+)
 from sample_factory.algo.utils.checkpoints import (
     CheckpointError,
     best_checkpoint_path,
     load_checkpoint_file,
     load_latest_checkpoint,
 )
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
@@ -102,8 +109,8 @@ def _enjoy_loaded(cfg: AttrDict, results: EnjoyResults) -> tuple[StatusCode, flo
     status = ExperimentStatus.SUCCESS
     try:
         env_info = extract_env_info(env, cfg)
-        model, device = load_policy(cfg, env_info)
-        run_episodes(cfg, _as_multi_agent(env, env_info), env_info, model, device, video, action_repeat, results)
+        policies, device = load_agent_policies(cfg, env_info)
+        run_episodes(cfg, _as_multi_agent(env, env_info), env_info, policies, device, video, action_repeat, results)
     except KeyboardInterrupt:
         log.warning("Interrupted, reporting the episodes finished so far")
         status = ExperimentStatus.INTERRUPTED
@@ -164,13 +171,19 @@ def _no_checkpoint_message(cfg: Config, policy_id: PolicyID) -> str:
 # ---- model -----------------------------------------------------------------------------------------------------
 
 
-def load_policy(cfg: AttrDict, env_info: EnvInfo) -> tuple[ActorCritic, torch.device]:
-    """The actor-critic of ``--policy_index`` with its checkpointed weights, in eval mode."""
-    policy_id = cfg.policy_index
+def load_policy(
+    cfg: AttrDict, env_info: EnvInfo, policy_id: PolicyID | None = None
+) -> tuple[ActorCritic, torch.device]:
+    """The actor-critic of ``policy_id`` (default ``--policy_index``) with its checkpointed weights, in eval mode.
+
+    Its model is built for the policy's own spaces (those of the agents it acts for, when the env's agents differ).
+    """
+    policy_id = cfg.policy_index if policy_id is None else policy_id
     if not 0 <= policy_id < cfg.num_policies:
         raise ValueError(f"--policy_index={policy_id} is out of range: the experiment has {cfg.num_policies} policies")
     device = policy_device(cfg, policy_id)
-    model = create_actor_critic(cfg, env_info.obs_space, env_info.action_space)
+    policy_info = PolicySpaces(cfg, env_info).env_info_of(policy_id)
+    model = create_actor_critic(cfg, policy_info.obs_space, policy_info.action_space)
     state = load_policy_state(cfg, policy_id, device)
     if state is None:
         raise NoCheckpointError(_no_checkpoint_message(cfg, policy_id))
@@ -178,6 +191,25 @@ def load_policy(cfg: AttrDict, env_info: EnvInfo) -> tuple[ActorCritic, torch.de
     model.model_to_device(device)
     model.eval()
     return model, device
+
+
+def load_agent_policies(cfg: AttrDict, env_info: EnvInfo) -> tuple[list[AgentPolicy], torch.device]:
+    """The policies that act in ``enjoy``: ``--policy_index`` for every agent, or, when the env's agents differ, one
+    policy per kind of agent: ``--policy_index`` for the agents of its spaces, and for every other kind the first
+    policy of that kind (with ``--agent_to_policy``, the policy each agent trained with)."""
+    spaces = PolicySpaces(cfg, env_info)
+    if not spaces.heterogeneous:
+        model, device = load_policy(cfg, env_info)
+        return single_policy(model), device
+    chosen = []
+    for group in range(spaces.num_groups):
+        members = spaces.policies_of_group(group)
+        policy_id = cfg.policy_index if cfg.policy_index in members else members[0]
+        agents = [a for a in range(env_info.num_agents) if policy_id in spaces.agent_candidates[a]]
+        model, device = load_policy(cfg, env_info, policy_id)
+        log.info("Policy %d acts for agents %s", policy_id, agents)
+        chosen.append(AgentPolicy(model, agents, make_action_converter(spaces.group_spaces(group)[1])))
+    return chosen, device
 
 
 def load_policy_state(cfg: Config, policy_id: PolicyID, device: torch.device) -> dict | None:
@@ -250,7 +282,7 @@ def run_episodes(
     cfg: AttrDict,
     env: Any,
     env_info: EnvInfo,
-    model: ActorCritic,
+    policies: list[AgentPolicy],
     device: torch.device,
     video: VideoRecorder | None,
     action_repeat: int,
@@ -258,15 +290,14 @@ def run_episodes(
 ) -> None:
     """The evaluation loop; fills ``results`` as it goes so an interrupted run still reports what it saw."""
     num_agents = env_info.num_agents
-    convert = make_action_converter(env_info.action_space)
     tracker = _EpisodeTracker(num_agents, results)
     throttle = _FrameThrottle(cfg.fps if render_mode_for(cfg) == "human" else 0)
     obs, _ = env.reset(seed=cfg.seed)
     _record(video, env)
     rnn_states = torch.zeros(num_agents, get_rnn_size(cfg), device=device)
+    sets = actor_sets(policies, num_agents, num_agents)
     while not _should_stop(cfg, results, video):
-        actions, rnn_states = policy_step(model, obs_to_tensors(obs, device), rnn_states, cfg.eval_deterministic)
-        env_actions = [convert(row) for row in actions.cpu().numpy()]
+        env_actions = policies_step(policies, sets, obs, rnn_states, device, cfg.eval_deterministic)
         obs, dones = _repeat_action(env, env_actions, action_repeat, tracker, results, video, throttle)
         if dones.any():
             rnn_states[torch.from_numpy(dones).to(device)] = 0.0

@@ -30,6 +30,7 @@ import torch
 
 from sample_factory.algo.sampling.evaluation_episodes import (
     ActorTracker,
+    AgentPolicy,
     EpisodeBudget,
     EpisodeRecord,
     EpisodeStepper,
@@ -38,7 +39,7 @@ from sample_factory.algo.sampling.evaluation_episodes import (
 from sample_factory.algo.utils.checkpoints import CheckpointError
 from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, parse_sf_args
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
-from sample_factory.enjoy import NoCheckpointError, load_policy
+from sample_factory.enjoy import NoCheckpointError, load_agent_policies
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
@@ -48,7 +49,6 @@ from sample_factory.envs.env_utils import (
     add_registration_func_arg,
     register_with_func,
 )
-from sample_factory.model.actor_critic import ActorCritic
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
@@ -75,10 +75,15 @@ def eval_budget(cfg: AttrDict) -> int:
 
 @torch.no_grad()
 def run_eval_episodes(
-    cfg: AttrDict, envs: list, env_info: EnvInfo, model: ActorCritic, device: torch.device, tracker: ActorTracker
+    cfg: AttrDict,
+    envs: list,
+    env_info: EnvInfo,
+    policies: list[AgentPolicy],
+    device: torch.device,
+    tracker: ActorTracker,
 ) -> int:
     """Step every env that still plays an evaluated episode until the budget is done; returns env steps taken."""
-    stepper = EpisodeStepper(envs, env_info, model, device, cfg, cfg.eval_deterministic)
+    stepper = EpisodeStepper(envs, env_info, policies, device, cfg, cfg.eval_deterministic)
     stepper.begin(tracker, [None if cfg.seed is None else int(cfg.seed) + i for i in range(len(envs))])
     frames = 0
     while not tracker.done() and frames < cfg.max_num_frames:
@@ -142,13 +147,13 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
         env_info = extract_env_info(probe, cfg)
     finally:
         probe.close()
-    model, device = load_policy(cfg, env_info)
+    policies, device = load_agent_policies(cfg, env_info)
     num_episodes = eval_budget(cfg)
     envs = make_eval_envs(cfg, env_info, num_eval_envs(cfg, env_info, num_episodes))
     tracker = ActorTracker([env.num_agents for env in envs], EpisodeBudget(num_episodes))
     status, frames, started = ExperimentStatus.SUCCESS, 0, time.monotonic()
     try:
-        frames = run_eval_episodes(cfg, envs, env_info, model, device, tracker)
+        frames = run_eval_episodes(cfg, envs, env_info, policies, device, tracker)
     except KeyboardInterrupt:
         log.warning("Interrupted: writing the episodes finished so far")
         status = ExperimentStatus.INTERRUPTED

@@ -83,7 +83,7 @@ PETTINGZOO = EnvFamily(
     register="sf_examples.train_pettingzoo_env:register_pettingzoo_envs",
     add_args="sf_examples.train_pettingzoo_env:add_pettingzoo_env_args",
     override_defaults="sf_examples.train_pettingzoo_env:pettingzoo_override_defaults",
-    env_names=frozenset({"knights_archers_zombies_v11", "pistonball_v6", "cooperative_pong_v6"}),
+    env_names=frozenset({"knights_archers_zombies_v11", "pistonball_v6", "cooperative_pong_v6", "predator_prey_v0"}),
     env_name_first=True,
 )
 ENVPOOL_ATARI = EnvFamily(

@@ -38,6 +38,7 @@ class PettingZooSpec:
     module: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     image: bool = False
+    defaults: dict[str, Any] = field(default_factory=dict)  # of this env only, over the family's
 
 
 PETTINGZOO_SPECS: dict[str, PettingZooSpec] = {
@@ -47,6 +48,9 @@ PETTINGZOO_SPECS: dict[str, PettingZooSpec] = {
     "pistonball_v6": PettingZooSpec("pettingzoo.butterfly.pistonball_v6", {"continuous": False}, image=True),
     # 2 paddles keep one ball in play together, each sees the whole 280x480 RGB screen; Discrete(3)
     "cooperative_pong_v6": PettingZooSpec("pettingzoo.butterfly.cooperative_pong_v6", image=True),
+    # a predator (Box(2) velocity, 4 observations) and a prey (Discrete(5), 6 observations): agents of different
+    # spaces, one policy each (an env of this repository, sf_examples/pettingzoo_predator_prey.py)
+    "predator_prey_v0": PettingZooSpec("sf_examples.pettingzoo_predator_prey", defaults={"num_policies": 2}),
 }
 
 # Defaults for every env of the family; anything given on the command line wins.
@@ -125,10 +129,12 @@ def add_pettingzoo_env_args(env_name: str, parser: argparse.ArgumentParser) -> N
 
 
 def pettingzoo_override_defaults(env_name: str, parser: argparse.ArgumentParser) -> None:
-    """Family defaults, plus an MLP for vector envs or pixel scaling for image envs."""
+    """Family defaults, plus an MLP for vector envs or pixel scaling for image envs, then the env's own."""
     parser.set_defaults(**PETTINGZOO_DEFAULTS)
     spec = PETTINGZOO_SPECS.get(env_name)
     parser.set_defaults(**(IMAGE_DEFAULTS if spec is not None and spec.image else VECTOR_DEFAULTS))
+    if spec is not None:
+        parser.set_defaults(**spec.defaults)
 
 
 def register_pettingzoo_envs(env_name: str | None = None) -> None:

@@ -46,8 +46,10 @@ def one_hot(space: gym.spaces.Discrete) -> ObsTransform:
 class PettingZooParallelEnv(gym.Env):
     """A PettingZoo ``ParallelEnv`` presented as a multi-agent env with ``num_agents = len(possible_agents)``.
 
-    Every agent must have the same observation and action space (one policy acts for all of them). ``obs_transform``
-    replaces the default conversion (float64 to float32, Discrete to one-hot) of each agent's observation.
+    Agents may have different observation and action spaces (``observation_spaces`` / ``action_spaces`` list them
+    per agent index, in ``possible_agents`` order): the trainer then gives each kind of agent a policy of its own
+    (docs/multi_agent.md). ``observation_space`` / ``action_space`` are the first agent's. ``obs_transform``
+    replaces the default conversion (float64 to float32, Discrete to one-hot) of every agent's observation.
     """
 
     def __init__(self, env: Any, obs_transform: ObsTransform | None = None) -> None:
@@ -55,37 +57,30 @@ class PettingZooParallelEnv(gym.Env):
         self.agent_names: list = list(env.possible_agents)
         if not self.agent_names:
             raise ValueError(f"PettingZoo env {_env_name(env)} has no possible_agents")
-        first = self.agent_names[0]
-        raw_obs_space, self.action_space = env.observation_space(first), env.action_space(first)
-        self._check_same_spaces(raw_obs_space)
-        self.obs_transform = obs_transform or float32_box(raw_obs_space)
-        self.observation_space = self.obs_transform.space if self.obs_transform else raw_obs_space
+        raw_spaces = [env.observation_space(agent) for agent in self.agent_names]
+        self.obs_transforms = [obs_transform or float32_box(space) for space in raw_spaces]
+        self.observation_spaces = [
+            transform.space if transform else space
+            for transform, space in zip(self.obs_transforms, raw_spaces, strict=True)
+        ]
+        self.action_spaces = [env.action_space(agent) for agent in self.agent_names]
+        self.observation_space, self.action_space = self.observation_spaces[0], self.action_spaces[0]
         self.num_agents = len(self.agent_names)
         self.is_multiagent = True
         self.render_mode = getattr(env, "render_mode", None)
         self.metadata = dict(getattr(env, "metadata", {}) or {})
-        self._zero_obs = np.zeros(self.observation_space.shape, dtype=self.observation_space.dtype)
+        self._zero_obs = [np.zeros(space.shape, dtype=space.dtype) for space in self.observation_spaces]
         self._inactive_info = {"is_active": False}
 
-    def _check_same_spaces(self, obs_space: gym.spaces.Space) -> None:
-        first = self.agent_names[0]
-        for agent in self.agent_names[1:]:
-            for what, space, first_space in (
-                ("observation", self.env.observation_space(agent), obs_space),
-                ("action", self.env.action_space(agent), self.env.action_space(first)),
-            ):
-                if space != first_space:
-                    raise ValueError(
-                        f"PettingZoo env {_env_name(self.env)}: agent {agent!r} has {what} space {space} but "
-                        f"{first!r} has {first_space}; one shared policy needs identical spaces (pad observations "
-                        "to one shape, e.g. with SuperSuit's pad_observations_v0/pad_action_space_v0)"
-                    )
-
-    def _obs(self, raw: Any) -> np.ndarray:
-        return self.obs_transform.fn(raw) if self.obs_transform else raw
+    def _obs(self, index: int, raw: Any) -> np.ndarray:
+        transform = self.obs_transforms[index]
+        return transform.fn(raw) if transform else raw
 
     def _obs_list(self, obs_by_agent: dict) -> list[np.ndarray]:
-        return [self._obs(obs_by_agent[a]) if a in obs_by_agent else self._zero_obs for a in self.agent_names]
+        return [
+            self._obs(i, obs_by_agent[a]) if a in obs_by_agent else self._zero_obs[i]
+            for i, a in enumerate(self.agent_names)
+        ]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[list[np.ndarray], list[dict]]:
         obs, infos = self.env.reset(seed=seed, options=options)
@@ -101,7 +96,7 @@ class PettingZooParallelEnv(gym.Env):
     def step(self, actions: Sequence) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
         """Act for the agents still playing; when none is left, reset and return every agent's first observation."""
         live = set(self.env.agents)
-        env_actions = {a: self._env_action(actions[i]) for i, a in enumerate(self.agent_names) if a in live}
+        env_actions = {a: self._env_action(i, actions[i]) for i, a in enumerate(self.agent_names) if a in live}
         obs, rewards, terminations, truncations, infos = self.env.step(env_actions)
         reward_list = [float(rewards.get(a, 0.0)) if a in live else 0.0 for a in self.agent_names]
         terminated = [a in live and bool(terminations.get(a, False)) for a in self.agent_names]
@@ -112,13 +107,12 @@ class PettingZooParallelEnv(gym.Env):
             obs, _ = self.env.reset()
         return self._obs_list(obs), reward_list, terminated, truncated, info_list
 
-    def _env_action(self, action: Any) -> Any:
-        if isinstance(self.action_space, gym.spaces.Discrete):
+    def _env_action(self, index: int, action: Any) -> Any:
+        space = self.action_spaces[index]
+        if isinstance(space, gym.spaces.Discrete):
             return int(np.asarray(action).reshape(-1)[0]) if np.ndim(action) else int(action)
-        if isinstance(self.action_space, gym.spaces.Box):  # Gaussian samples fall outside the bounds
-            return np.clip(
-                np.asarray(action, dtype=self.action_space.dtype), self.action_space.low, self.action_space.high
-            )
+        if isinstance(space, gym.spaces.Box):  # Gaussian samples fall outside the bounds
+            return np.clip(np.asarray(action, dtype=space.dtype), space.low, space.high)
         return action
 
     def render(self) -> Any:

@@ -37,6 +37,7 @@ from sample_factory.algo.learning.pbt_exchange import (
     write_json_atomic,
 )
 from sample_factory.algo.runners.runner import AlgoObserver
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.wiring import learner_name
 from sample_factory.pbt.mutation import (
     describe_changes,
@@ -77,6 +78,10 @@ class PopulationBasedTraining(AlgoObserver):
         self.num_replacements = 0
         self.num_mutations = 0
         self._warned_objective = False
+        # the policies each one is ranked among (all of them, unless agents differ: then those of its spaces)
+        self.population_of: dict[PolicyID, list[PolicyID]] = {
+            p: list(range(self.num_policies)) for p in self.objectives
+        }
 
     # ---------------------------------------------------------------- observer hooks
     def on_init(self, runner: Runner) -> None:
@@ -100,6 +105,13 @@ class PopulationBasedTraining(AlgoObserver):
             self.enabled = False
             return
         self.default_reward_shaping = runner.env_info.reward_shaping_scheme
+        spaces = PolicySpaces(self.cfg, runner.env_info)
+        # policies of other spaces (another kind of agent) are never compared with, nor copied into, each other
+        self.population_of = {p: spaces.policies_of_group(spaces.policy_group[p]) for p in range(self.num_policies)}
+        if spaces.heterogeneous:
+            log.info(
+                "PBT: one population per kind of agent: %s", sorted({tuple(v) for v in self.population_of.values()})
+            )
         for policy_id in range(self.num_policies):
             self._init_policy(policy_id)
 
@@ -181,7 +193,8 @@ class PopulationBasedTraining(AlgoObserver):
     # ---------------------------------------------------------------- one round
     def pbt_round(self, runner: Runner, policy_id: PolicyID) -> bool:
         """Replace, mutate or keep ``policy_id``; False when the population cannot be ranked yet (too few episodes)."""
-        objectives = self.average_objectives()
+        population = self.population_of[policy_id]
+        objectives = {p: value for p, value in self.average_objectives().items() if p in population}
         if policy_id not in objectives or len(objectives) < 2:
             return False
         ranked = sorted(objectives, key=objectives.get)  # worst first

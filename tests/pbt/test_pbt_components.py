@@ -6,6 +6,7 @@ import logging
 import os
 import types
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -30,6 +31,7 @@ from sample_factory.envs.env_utils import RewardShapingInterface
 from sample_factory.pbt.population_based_training import MIN_EPISODES, PopulationBasedTraining
 
 SHAPING = {"win": 1.0, "step": {"penalty": -0.01}}
+OBS = gym.spaces.Box(-1.0, 1.0, (3,))
 
 
 class FakeRunnerComponent:
@@ -45,10 +47,10 @@ class FakeRunnerComponent:
 class FakeRunner:
     """What the PBT observer reads and calls on a runner, with the messages it sends recorded."""
 
-    def __init__(self, cfg, shaping=SHAPING) -> None:
+    def __init__(self, cfg, shaping=SHAPING, env_info: EnvInfo | None = None) -> None:
         self.cfg = cfg
         self.component = FakeRunnerComponent(cfg.num_policies)
-        self.env_info = types.SimpleNamespace(reward_shaping_scheme=shaping)
+        self.env_info = env_info or EnvInfo(OBS, gym.spaces.Discrete(2), reward_shaping_scheme=shaping)
         self.env_steps = {p: 0 for p in range(cfg.num_policies)}
         self.handlers = []
 
@@ -74,8 +76,8 @@ def pbt_cfg(tmp_path, **overrides):
     return cfg
 
 
-def started_pbt(cfg, shaping=SHAPING) -> tuple[PopulationBasedTraining, FakeRunner]:
-    runner = FakeRunner(cfg, shaping)
+def started_pbt(cfg, shaping=SHAPING, env_info: EnvInfo | None = None) -> tuple[PopulationBasedTraining, FakeRunner]:
+    runner = FakeRunner(cfg, shaping, env_info)
     pbt = PopulationBasedTraining(cfg, runner)
     pbt.on_init(runner)
     pbt.on_connect_components(runner)
@@ -126,6 +128,24 @@ def test_the_worst_policy_is_replaced_by_one_of_the_best_and_the_best_is_kept(tm
     with caplog.at_level(logging.INFO):
         pbt.on_stop(runner)
     assert "PBT: 1 replacement(s) and 0 mutation(s) in this run over 4 policies" in caplog.text
+
+
+def test_policies_of_other_spaces_are_never_compared_nor_copied(tmp_path, caplog):
+    """Two kinds of agents (policies 0 and 2 act for one, 1 and 3 for the other): policy 1 is ranked among 1 and 3
+    only, so its donor is policy 3 although policy 0 has the best objective of all."""
+    kinds = EnvInfo(OBS, gym.spaces.Discrete(2), num_agents=2, reward_shaping_scheme=SHAPING,
+                    agent_obs_spaces=[OBS, gym.spaces.Box(-1.0, 1.0, (5,))],
+                    agent_action_spaces=[gym.spaces.Discrete(2), gym.spaces.Discrete(3)])  # fmt: skip
+    pbt, runner = started_pbt(pbt_cfg(tmp_path, pbt_replace_fraction=0.5), env_info=kinds)
+    assert pbt.population_of == {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]}
+    runner.component.sent.clear()
+    feed(runner, {0: 100.0, 1: 10.0, 2: 50.0, 3: 60.0})
+    runner.env_steps = {0: 99, 1: 150, 2: 99, 3: 99}
+    with caplog.at_level(logging.INFO):
+        pbt.on_training_step(runner, 1)
+    assert "PBT: replacing policy 1 with policy 3" in caplog.text
+    (share,) = [m for m in runner.component.sent if m[1] == "on_pbt_share_weights"]
+    assert share[0] == learner_name(3) and share[2] == 1
 
 
 def test_a_middle_policy_is_mutated_not_replaced(tmp_path):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-import pytest
 
+from sample_factory.cfg.arguments import default_cfg
+from sample_factory.envs.env_info import extract_env_info
 from sample_factory.envs.pettingzoo_envs import PettingZooParallelEnv
 
 
@@ -82,18 +83,31 @@ def test_finished_agent_is_inactive_until_everyone_is_done() -> None:
     assert rewards == [2.0, 12.0] and all(info.get("is_active", True) for info in infos)
 
 
-def test_different_spaces_are_refused_with_the_fix() -> None:
-    raw = ScriptedParallelEnv()
-    spaces = {"a0": gym.spaces.Discrete(3), "a1": gym.spaces.Discrete(5)}
-    raw.action_space = spaces.__getitem__
-    with pytest.raises(ValueError, match="identical spaces.*pad"):
-        PettingZooParallelEnv(raw)
+def test_agents_of_different_spaces_keep_their_own_spaces() -> None:
+    """Each agent's observation conversion, zero observation and action handling follow its own spaces, and the
+    env info lists them per agent (each kind of agent then gets a policy of its own)."""
+    raw = ScriptedParallelEnv(lifetimes=(1, 3))
+    obs_spaces = {"a0": gym.spaces.Discrete(4), "a1": gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float64)}
+    act_spaces = {"a0": gym.spaces.Discrete(3), "a1": gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)}
+    raw.observation_space, raw.action_space = obs_spaces.__getitem__, act_spaces.__getitem__
+    raw._obs = lambda: {a: (1 if a == "a0" else np.full(2, 0.5)) for a in raw.agents}
+    env = PettingZooParallelEnv(raw)
+    assert [s.shape for s in env.observation_spaces] == [(4,), (2,)]
+    assert env.action_spaces == [act_spaces["a0"], act_spaces["a1"]]
+    obs, _ = env.reset()
+    assert obs[0].tolist() == [0.0, 1.0, 0.0, 0.0] and obs[1].dtype == np.float32
+    raw.step = lambda actions: (raw.received.append(actions), ({}, {}, {}, {}, {}))[1]
+    env.step([np.array([2]), np.array([5.0])])
+    assert raw.received[-1]["a0"] == 2 and raw.received[-1]["a1"].tolist() == [1.0]
+
+    info = extract_env_info(env, default_cfg(env="x"))
+    assert info.heterogeneous and info.space_groups() == [0, 1]
 
 
 def test_discrete_observations_become_one_hot() -> None:
     env = PettingZooParallelEnv(ScriptedParallelEnv(obs_space=gym.spaces.Discrete(4)))
     assert env.observation_space.shape == (4,)
-    assert env.obs_transform.fn(2).tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert env.obs_transforms[0].fn(2).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
 def test_box_actions_are_clipped_to_the_space() -> None:

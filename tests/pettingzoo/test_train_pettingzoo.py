@@ -84,6 +84,21 @@ def test_unknown_env_fails_naming_the_family_envs() -> None:
     assert result.returncode == 1 and "pistonball_v6" in result.output
 
 
+def test_agents_of_different_spaces_train_a_policy_each(tmp_path: Path) -> None:
+    """``predator_prey_v0``: a continuous predator (4 observations) and a discrete prey (6), through the adapter."""
+    args = train_args(tmp_path, "predator_prey", "--env=predator_prey_v0", steps=4000)
+    result = run_module(TRAIN, args, timeout=180)
+    assert result.returncode == 0, result.explain()
+    assert "Agents have 2 kinds of spaces: policies [[0], [1]] act for agents [[0], [1]]" in result.output
+    collected = result.collected()
+    assert collected.get(0, 0) >= 2000 and collected.get(1, 0) >= 2000, result.explain()
+    result = run_module("sample_factory.eval", [
+        "--env=predator_prey_v0", f"--train_dir={tmp_path}", "--experiment=predator_prey", "--max_num_episodes=4",
+        "--device=cpu",
+    ], timeout=120)  # fmt: skip
+    assert result.returncode == 0 and "Policy 1 acts for agents [1]" in result.output, result.explain()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("env", ["pistonball_v6", "cooperative_pong_v6"])
 def test_image_envs_train(tmp_path: Path, env: str) -> None:

@@ -11,6 +11,7 @@ auto-reset), so one loop serves both kinds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,54 @@ def policy_step(
     out = model(normalized, rnn_states, action_mask=obs.get("action_mask"))
     actions = argmax_actions(model.action_distribution()) if deterministic else out["actions"]
     return actions_in_buffer_layout(actions, model.action_space), out["new_rnn_states"]
+
+
+@dataclass
+class AgentPolicy:
+    """A loaded policy and the agents (indices within an env) it acts for; ``agents`` None: every agent."""
+
+    model: ActorCritic
+    agents: list[int] | None
+    convert: Callable[[np.ndarray], Any]  # buffer action row -> the env's action
+
+
+def single_policy(model: ActorCritic) -> list[AgentPolicy]:
+    """One policy acting for every agent (all agents have its spaces)."""
+    return [AgentPolicy(model, None, make_action_converter(model.action_space))]
+
+
+def actor_sets(policies: list[AgentPolicy], num_agents: int, num_actors: int) -> list[list[int]] | None:
+    """For each policy, the actors it acts for among ``num_actors`` (the agents of consecutive envs of ``num_agents``
+    agents each); None when one policy acts for every actor."""
+    if len(policies) == 1 and policies[0].agents is None:
+        return None
+    return [[a for a in range(num_actors) if a % num_agents in policy.agents] for policy in policies]
+
+
+def policies_step(
+    policies: list[AgentPolicy],
+    sets: list[list[int]] | None,
+    obs: list,
+    rnn_states: Tensor,
+    device: torch.device,
+    deterministic: bool,
+) -> list:
+    """Every actor's env action from the policy that acts for it (``sets``: from ``actor_sets``); updates
+    ``rnn_states`` (one row per actor) in place."""
+    if sets is None:
+        policy = policies[0]
+        actions, rnn_states[:] = policy_step(policy.model, obs_to_tensors(obs, device), rnn_states, deterministic)
+        return [policy.convert(row) for row in actions.cpu().numpy()]
+    env_actions: list = [None] * len(obs)
+    for policy, actors in zip(policies, sets, strict=True):
+        if not actors:
+            continue
+        index = torch.tensor(actors, device=rnn_states.device)
+        agent_obs = obs_to_tensors([obs[a] for a in actors], device)
+        actions, rnn_states[index] = policy_step(policy.model, agent_obs, rnn_states[index], deterministic)
+        for actor, row in zip(actors, actions.cpu().numpy(), strict=True):
+            env_actions[actor] = policy.convert(row)
+    return env_actions
 
 
 # ---- episode bookkeeping ------------------------------------------------------------------------------------------
@@ -230,13 +279,21 @@ class EpisodeStepper:
     """
 
     def __init__(
-        self, envs: list, env_info: EnvInfo, model: ActorCritic, device: torch.device, cfg: Config, deterministic: bool
+        self,
+        envs: list,
+        env_info: EnvInfo,
+        policies: list[AgentPolicy],
+        device: torch.device,
+        cfg: Config,
+        deterministic: bool,
     ) -> None:
+        """``policies``: who acts for which agents (``single_policy(model)``: one model for all of them)."""
         self.envs = envs
-        self.model = model
+        self.policies = policies
+        self.num_agents = env_info.num_agents
+        self.sets: list[list[int]] | None = None
         self.device = device
         self.deterministic = deterministic
-        self.convert = make_action_converter(env_info.action_space)
         self.rnn_size = get_rnn_size(cfg)
         self.tracker: ActorTracker | None = None
         self.obs: list = []
@@ -246,12 +303,16 @@ class EpisodeStepper:
         self.tracker = tracker
         self.obs = [agent_obs for env, seed in zip(self.envs, seeds, strict=True) for agent_obs in env.reset(seed=seed)]
         self.rnn_states = torch.zeros(len(self.obs), self.rnn_size, device=self.device)
+        self.sets = actor_sets(self.policies, self.num_agents, len(self.obs))
+
+    @property
+    def model(self) -> ActorCritic:
+        """The model of the first policy (the only one when all agents are alike)."""
+        return self.policies[0].model
 
     def step(self) -> int:
-        """One forward pass for every actor, one env step for every env still needed; returns the env steps."""
-        obs = obs_to_tensors(self.obs, self.device)
-        actions, self.rnn_states = policy_step(self.model, obs, self.rnn_states, self.deterministic)
-        actions = actions.cpu().numpy()
+        """One forward pass per policy, one env step for every env still needed; returns the env steps."""
+        actions = policies_step(self.policies, self.sets, self.obs, self.rnn_states, self.device, self.deterministic)
         frames, first = 0, 0
         for env in self.envs:
             if self.tracker.env_busy(first, env.num_agents):
@@ -260,9 +321,9 @@ class EpisodeStepper:
             first += env.num_agents
         return frames
 
-    def _step_env(self, env: Any, first: int, actions: np.ndarray) -> None:
+    def _step_env(self, env: Any, first: int, actions: list) -> None:
         """One step of one env: updates the observations, zeroes the RNN state of actors whose episode ended."""
-        env_actions = [self.convert(row) for row in actions[first : first + env.num_agents]]
+        env_actions = actions[first : first + env.num_agents]
         new_obs, rewards, dones, infos = env.step(env_actions)
         for agent in range(env.num_agents):
             actor = first + agent

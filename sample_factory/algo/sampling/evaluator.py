@@ -27,10 +27,12 @@ from dataclasses import dataclass
 
 from sample_factory.algo.sampling.evaluation_episodes import (
     ActorTracker,
+    AgentPolicy,
     EpisodeBudget,
     EpisodeStepper,
     episode_averages,
     make_eval_envs,
+    single_policy,
 )
 from sample_factory.algo.utils.checkpoints import (
     EVAL_METRIC_PREFIX,
@@ -38,8 +40,10 @@ from sample_factory.algo.utils.checkpoints import (
     best_checkpoint_value,
     save_best_checkpoint,
 )
+from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.policy_weights import PolicyWeights
 from sample_factory.algo.utils.wiring import RUNNER, evaluator_name
+from sample_factory.envs.action_conversion import make_action_converter
 from sample_factory.envs.contract_errors import ContractError
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.messaging.event_loop import Component, Router
@@ -90,6 +94,8 @@ class Evaluator(Component):
         self.weights = weights
         self.serial = serial
         self.device = policy_device(cfg, 0)
+        self.spaces = PolicySpaces(cfg, env_info)  # agents of different spaces: one model per kind of agent
+        self.models: list = []
         self.envs: list = []
         self.stepper: EpisodeStepper | None = None
         self.current: EvaluationRound | None = None
@@ -102,19 +108,39 @@ class Evaluator(Component):
             if not self.serial:  # one process of its own: its own thread count and random stream
                 init_torch_runtime(self.cfg, max_num_threads=1)
                 seed_torch(self.cfg, process_offset=EVAL_SEED_OFFSET)
-            model = create_actor_critic(self.cfg, self.env_info.obs_space, self.env_info.action_space)
-            model.eval()
-            model.model_to_device(self.device)
+            policies = self._make_policies()
             self.send(RUNNER, "on_envs_starting", self.name)  # env creation that hangs ends the start-up in time
             self.envs = self._make_envs()
             self.stepper = EpisodeStepper(
-                self.envs, self.env_info, model, self.device, self.cfg, self.cfg.eval_deterministic
+                self.envs, self.env_info, policies, self.device, self.cfg, self.cfg.eval_deterministic
             )
         except Exception:
             self._report_error()
             return
         self.loop.add_timer(HEARTBEAT_PERIOD, lambda: self.send(RUNNER, "on_heartbeat", self.name))
         self.send(RUNNER, "on_component_ready", self.name)
+
+    def _make_policies(self) -> list[AgentPolicy]:
+        """One model per kind of agent (one in all when the agents are alike), each built for its spaces. A round
+        loads the evaluated policy into the model of its kind, and the first policy of every other kind into
+        theirs: the other agents play with their own trained weights."""
+        spaces = self.spaces
+        self.models = []
+        for group in range(spaces.num_groups):
+            obs_space, action_space = spaces.group_spaces(group)
+            model = create_actor_critic(self.cfg, obs_space, action_space)
+            model.eval()
+            model.model_to_device(self.device)
+            self.models.append(model)
+        if not spaces.heterogeneous:
+            return single_policy(self.models[0])
+        return [
+            AgentPolicy(model, self._agents_of_group(g), make_action_converter(spaces.group_spaces(g)[1]))
+            for g, model in enumerate(self.models)
+        ]
+
+    def _agents_of_group(self, group: int) -> list[int]:
+        return [a for a, g in enumerate(self.spaces.agent_group) if g == group]
 
     def _make_envs(self) -> list:
         """The eval envs, after checking that the first one has the spaces the policy was built for."""
@@ -168,8 +194,12 @@ class Evaluator(Component):
         self._begin(policy_id, env_steps)
 
     def _begin(self, policy_id: PolicyID, env_steps: int) -> None:
+        spaces, own_group = self.spaces, self.spaces.policy_group[policy_id]
         with self.timing.add_time("load_weights"):
-            version = self.weights[policy_id].load_into(self.stepper.model)
+            for group, model in enumerate(self.models):
+                if group != own_group:
+                    self.weights[spaces.policies_of_group(group)[0]].load_into(model)
+            version = self.weights[policy_id].load_into(self.models[own_group])
         tracker = ActorTracker([env.num_agents for env in self.envs], EpisodeBudget(self.cfg.eval_episodes))
         seed = self.cfg.seed
         seeds = [None if seed is None else int(seed) + EVAL_SEED_OFFSET + i for i in range(len(self.envs))]
@@ -199,7 +229,11 @@ class Evaluator(Component):
             self.loop.call_later(0.0, self._advance)
 
     def _finish(self, current: EvaluationRound) -> None:
-        results = episode_averages(current.tracker.records)
+        records = current.tracker.records
+        if self.spaces.heterogeneous:  # the evaluated policy's own agents: the others play another game
+            agents = self._agents_of_group(self.spaces.policy_group[current.policy_id])
+            records = [record for record in records if record.agent in agents]
+        results = episode_averages(records)
         results.update(
             policy_version=float(current.version),
             seconds=time.monotonic() - current.started,
@@ -227,7 +261,8 @@ class Evaluator(Component):
         best = self.best[policy_id]
         if best is not None and value <= best:
             return
-        state = {"model": self.stepper.model.state_dict(), "policy_version": current.version,
+        model = self.models[self.spaces.policy_group[policy_id]]
+        state = {"model": model.state_dict(), "policy_version": current.version,
                  "env_steps": current.env_steps, "best_metric": value}  # fmt: skip
         try:
             with self.timing.add_time("save_best"):
