@@ -142,17 +142,14 @@ def add_pursuit_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pursuit_episode_len", type=int, default=50, help="Steps of one episode.")
 
 
-def pursuit_override_defaults(parser: argparse.ArgumentParser) -> None:
-    parser.set_defaults(**ASYMMETRIC_DEFAULTS)
-
-
 PURSUIT_FLAGS = FamilyFlags(
-    add_pursuit_args, pursuit_override_defaults, train_script="sf_examples.train_asymmetric_multi_env"
+    add_pursuit_args,
+    lambda parser: parser.set_defaults(**ASYMMETRIC_DEFAULTS),
+    train_script="sf_examples.train_asymmetric_multi_env",
+    enjoy_script="sf_examples.enjoy_asymmetric_multi_env",
 )
-
-
-def parse_pursuit_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:
-    return PURSUIT_FLAGS.parse(argv, evaluation)
+# parse_pursuit_args(argv=None, evaluation=False) -> cfg: standard flags, this example's flags and defaults
+parse_pursuit_args = PURSUIT_FLAGS.parse
 
 
 def register_pursuit_components() -> None:

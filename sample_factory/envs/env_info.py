@@ -33,6 +33,10 @@ ENV_INFO_PROTOCOL_VERSION = 1
 SEPARATE_PROCESS_TIMEOUT_S = 600.0
 
 
+# what ``with_spaces`` leaves to be derived again from the new action space, or drops (one space per agent)
+_PER_SPACE_FIELDS_UNSET = dict.fromkeys(("action_splits", "all_discrete", "agent_obs_spaces", "agent_action_spaces"))
+
+
 def action_splits_of(action_space: gym.Space) -> list[int] | None:
     """For a ``Tuple`` action space, how many columns of a stored action row each part takes; None otherwise.
 
@@ -110,15 +114,7 @@ class EnvInfo:
 
     def with_spaces(self, obs_space: gym.Space, action_space: gym.Space) -> EnvInfo:
         """This EnvInfo as seen by a policy acting for agents with these spaces (what its model and buffers use)."""
-        return dataclasses.replace(
-            self,
-            obs_space=obs_space,
-            action_space=action_space,
-            action_splits=None,
-            all_discrete=None,
-            agent_obs_spaces=None,
-            agent_action_spaces=None,
-        )
+        return dataclasses.replace(self, obs_space=obs_space, action_space=action_space, **_PER_SPACE_FIELDS_UNSET)
 
 
 def is_multiagent_env(env) -> bool:

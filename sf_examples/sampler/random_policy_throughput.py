@@ -36,12 +36,12 @@ from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
     add_registration_func_arg,
-    register_with_func,
 )
+from sample_factory.eval import register_eval_env
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
-from sf_examples.families import add_family_args, register_family_env
+from sf_examples.families import add_family_args
 
 START_TIMEOUT_S = 120.0  # creating envs can be slow (simulators), but a worker stuck this long is broken
 JOIN_TIMEOUT_S = 10.0
@@ -73,16 +73,6 @@ def parse_throughput_args(argv: list[str] | None = None) -> Config:
     if partial_cfg.env is not None:
         add_family_args(parser, partial_cfg.env, custom_registration=bool(partial_cfg.registration_func))
     return parse_full_cfg(parser, argv)
-
-
-def register_env_for(cfg: Config) -> None:
-    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's example family."""
-    if cfg.env is None:
-        raise UnknownEnvError("--env is required, e.g. --env=CartPole-v1")
-    if cfg.registration_func:
-        register_with_func(cfg.registration_func, cfg.env)
-    else:
-        register_family_env(cfg.env)
 
 
 # ---- worker process --------------------------------------------------------------------------------------------
@@ -250,7 +240,7 @@ def main(argv: list[str] | None = None) -> StatusCode:
     cfg = parse_throughput_args(argv)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # `kill` cleans up like Ctrl+C does
     try:
-        register_env_for(cfg)
+        register_eval_env(cfg)  # --registration_func, or the env's family: as sample_factory.eval does
     except (UnknownEnvError, MissingDependencyError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE

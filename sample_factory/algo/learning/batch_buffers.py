@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from sample_factory.algo.runners.components import PolicyWiring
+from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories, trajectories_per_batch
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.utils.tensor_dict import TensorDict, copy_slots
@@ -125,3 +127,14 @@ def copy_leaves(src: TensorDict, dst: TensorDict, non_blocking: bool = False) ->
             copy_leaves(value, dst[key], non_blocking)
         else:
             dst[key].copy_(value, non_blocking=non_blocking)
+
+
+@dataclass(frozen=True)
+class LearnerLink:
+    """What a policy's batcher and learner worker share: the policy's wiring (spaces, trajectory buffers, slot
+    owners, weights), the batch buffers the batcher fills and the learner trains on, and, for exact resume in serial
+    sync mode, the sampler-state exchange (``algo/utils/sampler_state.py``)."""
+
+    wiring: PolicyWiring
+    batches: TrainingBatches
+    sampler_states: SamplerStateExchange | None = None

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches
-from sample_factory.algo.runners.components import PolicyWiring
-from sample_factory.algo.utils.sampler_state import SamplerStateExchange
+from sample_factory.algo.learning.batch_buffers import LearnerLink
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.typing import Config
@@ -35,16 +33,10 @@ HEARTBEAT_PERIOD = 1.0
 
 
 class Batcher(Component):
-    def __init__(
-        self,
-        cfg: Config,
-        wiring: PolicyWiring,
-        router: Router,
-        batches: TrainingBatches,
-        sampler_states: SamplerStateExchange | None = None,
-    ) -> None:
-        """Copies finished slots of ``wiring.traj`` (the policy's trajectory buffers) into ``batches``, and gives
-        the slots back to their owners (``wiring.slot_owners``)."""
+    def __init__(self, cfg: Config, link: LearnerLink, router: Router) -> None:
+        """Copies finished slots of the policy's trajectory buffers into ``link.batches``, and gives the slots back
+        to their owners."""
+        wiring, batches, sampler_states = link.wiring, link.batches, link.sampler_states
         super().__init__(batcher_name(wiring.policy_id), router)
         self.cfg = cfg
         self.policy_id, self.traj, self.slot_owners = wiring.policy_id, wiring.traj, wiring.slot_owners

@@ -34,6 +34,7 @@ from sample_factory.algo.learning.batch_preparation import (
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
+from sample_factory.algo.learning.legacy_publishing import LegacyPublishing
 from sample_factory.algo.learning.losses import (
     PPOLossInputs,
     exploration_terms,
@@ -100,8 +101,7 @@ class Learner:
         self.cfg = cfg
         self.env_info = env_info
         self.policy_id = policy_id
-        self.policy_versions_tensor = policy_versions_tensor
-        self.param_server = param_server
+        self.publishing = LegacyPublishing(policy_id, policy_versions_tensor, param_server)
         self.recurrence = effective_recurrence(cfg)
         self._check_cfg()
         self.device = torch.device("cpu")
@@ -147,19 +147,17 @@ class Learner:
             self._sgd_step = AveragedSgdStep(self.optimizer, params, self.ranks, self.timing, flat)
             reduce_kl = kl_mean_over_ranks(self.ranks)
             self.lr_schedule = make_lr_schedule(self.cfg, self.ranks.world_size, reduce_kl=reduce_kl)
-        if self.param_server is not None:
-            self.param_server.init(self.actor_critic, self.policy_version, self.device)
-        self._record_version()
+        self.publishing.start(self.actor_critic, self.policy_version, self.device)
 
-    def _publish(self) -> None:
-        """Hand the current weights and version to the ``param_server`` and the versions table, if given."""
-        if self.param_server is not None:
-            self.param_server.update_weights(self.policy_version)
-        self._record_version()
+    @property
+    def policy_versions_tensor(self) -> Tensor | None:
+        """Sample Factory 2's shared table of policy versions, when the constructor was given one."""
+        return self.publishing.versions
 
-    def _record_version(self) -> None:
-        if self.policy_versions_tensor is not None:
-            self.policy_versions_tensor[self.policy_id] = self.policy_version
+    @property
+    def param_server(self) -> ParameterServer | None:
+        """Sample Factory 2's parameter server, when the constructor was given one."""
+        return self.publishing.param_server
 
     @property
     def lr(self) -> float:
@@ -285,9 +283,9 @@ class Learner:
                     lr=self.lr_schedule.lr, num_sgd_steps=num_sgd_steps, train_step=self.train_step,
                     policy_version=self.policy_version,
                 )  # fmt: skip
-        if self.param_server is not None or self.policy_versions_tensor is not None:
+        if self.publishing.active:
             with self.timing.add_time("publish_weights"):
-                self._publish()
+                self.publishing.publish(self.policy_version)
         return summary
 
     def _minibatches(self, batch: TensorDict) -> list[Minibatch]:
@@ -305,9 +303,7 @@ class Learner:
         outputs = self._evaluate_policy(mb)
         advantages, targets = self._advantages_and_targets(mb, outputs)
         with self.timing.add_time("losses"):
-            losses, stats, samples = self._losses(
-                mb, outputs, advantages, targets, full_stats, minibatch.valid_mean, minibatch.std_advantages
-            )
+            losses, stats, samples = self._losses(minibatch, outputs, advantages, targets, full_stats)
         with self.timing.add_time("update"):
             stats["grad_norm"] = self._optimizer_step(losses)
         return stats, samples
@@ -351,25 +347,17 @@ class Learner:
         return pg_advantages.flatten(), targets
 
     def _losses(
-        self,
-        mb: TensorDict,
-        outputs: PolicyOutputs,
-        advantages: Tensor,
-        targets: Tensor,
-        full_stats: bool = True,
-        valid_mean: ValidMean | None = None,
-        std_advantages: Tensor | None = None,
+        self, minibatch: Minibatch, outputs: PolicyOutputs, advantages: Tensor, targets: Tensor, full_stats: bool = True
     ) -> tuple[Tensor, dict[str, Tensor], ReportedSamples | None]:
         """Total loss, detached scalar stats and (``full_stats``) the per-sample values of the reported stats.
 
         The weighted terms are added per sample and averaged over the valid samples once. The reported loss terms
         include their coefficients. Stats that are not needed by the step itself are collected without autograd and
         only with ``full_stats``; ``kl_divergence`` is also computed when the KL term is in the loss or the adaptive
-        learning-rate schedule reads it. ``valid_mean`` and ``std_advantages`` (the advantages standardised over the
-        valid samples) are computed here when the caller has not computed them for the whole epoch."""
-        cfg = self.cfg
-        if valid_mean is None:
-            valid_mean = ValidMean(mb["valids"])
+        learning-rate schedule reads it. The advantages standardised over the valid samples come with the minibatch
+        (GAE: computed for the whole epoch) or are computed here (V-trace: they depend on the current policy)."""
+        cfg, mb, valid_mean = self.cfg, minibatch.data, minibatch.valid_mean
+        std_advantages = minibatch.std_advantages
         if std_advantages is None:
             std_advantages = normalize_advantages(advantages, valid_mean)
         explore_terms = None
@@ -445,7 +433,7 @@ class Learner:
         self.lr_schedule.load_state_dict(state["lr_schedule"])
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
-        self._publish()
+        self.publishing.publish(self.policy_version)
 
     # ---- population-based training --------------------------------------------------------------------------------
 
@@ -478,7 +466,7 @@ class Learner:
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
         self.policy_version += version_jump
-        self._publish()
+        self.publishing.publish(self.policy_version)
 
 
 def _legacy_policy_id(policy_id: object, keyword_policy_id: PolicyID) -> PolicyID:

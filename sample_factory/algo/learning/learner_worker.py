@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches
+from sample_factory.algo.learning.batch_buffers import LearnerLink
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.pbt_exchange import (
     donor_weights_file,
@@ -38,7 +38,6 @@ from sample_factory.algo.learning.pbt_exchange import (
     save_donor_state,
     weights_digest,
 )
-from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.checkpoints import (
     CheckpointWriteError,
     load_latest_checkpoint,
@@ -46,7 +45,6 @@ from sample_factory.algo.utils.checkpoints import (
     save_checkpoint,
     save_milestone,
 )
-from sample_factory.algo.utils.sampler_state import SamplerStateExchange
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.logging_setup import log
@@ -75,23 +73,16 @@ def warn_if_best_checkpoint_requested(cfg: Config) -> None:
 
 
 class LearnerWorker(Component):
-    def __init__(
-        self,
-        cfg: Config,
-        wiring: PolicyWiring,
-        router: Router,
-        batches: TrainingBatches,
-        serial: bool,
-        sampler_states: SamplerStateExchange | None = None,
-    ) -> None:
-        """Trains ``wiring.policy_id`` (a model for ``wiring.env_info``'s spaces) on the ``batches`` its batcher
-        fills, and publishes each new version into ``wiring.weights`` for the inference workers."""
+    def __init__(self, cfg: Config, link: LearnerLink, router: Router, serial: bool) -> None:
+        """Trains the policy of ``link.wiring`` (a model for its spaces) on the ``link.batches`` its batcher fills,
+        and publishes each new version into the policy's weights for the inference workers."""
+        wiring = link.wiring
         super().__init__(learner_name(wiring.policy_id), router)
-        self.sampler_states = sampler_states  # exact resume (serial sync mode): see algo/utils/sampler_state.py
+        self.sampler_states = link.sampler_states  # exact resume (serial sync mode): see algo/utils/sampler_state.py
         self.cfg = cfg
         self.env_info, self.policy_id, self.weights = wiring.env_info, wiring.policy_id, wiring.weights
         policy_id = self.policy_id
-        self.batches = batches  # filled by the batcher, which names the ready one in on_batch_ready
+        self.batches = link.batches  # filled by the batcher, which names the ready one in on_batch_ready
         self.batcher_address = batcher_name(policy_id)  # a name to send to: nothing else is shared
         self.resumed_env_steps = 0  # counted by the run this one resumed (from its checkpoint)
         self.env_steps = 0  # resumed_env_steps + the frames the batcher reported with its latest batch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.learning.rank_learner_worker import RankLearnerWorker
@@ -25,11 +25,10 @@ def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Compon
     other ranks' (``RankLearnerWorker``)."""
     wiring = s.for_policy(policy_id)
     batches = TrainingBatches(s.cfg, wiring.env_info, batch_placement(policy_device(s.cfg, policy_id)))
-    batcher = Batcher(s.cfg, wiring, router, batches, s.sampler_states)
+    link = LearnerLink(wiring, batches, s.sampler_states)
     rank = this_rank()
     worker = LearnerWorker if rank is None else partial(RankLearnerWorker, rank=rank)
-    learner = worker(s.cfg, wiring, router, batches, s.serial, s.sampler_states)
-    return [batcher, learner]
+    return [Batcher(s.cfg, link, router), worker(s.cfg, link, router, s.serial)]
 
 
 def learner_loop_specs(cfg: Config) -> list[LoopSpec]:

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
@@ -34,7 +34,7 @@ def _setup(async_rl: bool, sampler_states: SamplerStateExchange | None = None, i
     router = Router(loops, {"main": LocalInbox(), "w": LocalInbox(), "r": LocalInbox()})
     loop = EventLoop("main", router.inboxes["main"], router, idle_timeout=idle_timeout)
     batches = TrainingBatches(cfg, info, batch_placement("cpu"))
-    batcher = Batcher(cfg, PolicyWiring(0, info, traj, owners, None), router, batches, sampler_states)
+    batcher = Batcher(cfg, LearnerLink(PolicyWiring(0, info, traj, owners, None), batches, sampler_states), router)
     loop.add_component(batcher)
     return batcher, router.inboxes, loop
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from hot_path_harness import HotPath, all_problems, clone_slot, env_action_problems, hot_path_cfg
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.context import reset_global_context
@@ -75,7 +75,9 @@ def _hot_path(async_rl: bool, auto_release: bool, **cfg_overrides) -> tuple[HotP
     hot = HotPath(
         cfg,
         batcher_factory=lambda hot, p: Batcher(
-            hot.cfg, PolicyWiring(p, hot.env_info, hot.traj, hot.free_slots, None), hot.router, policy_buffers(hot, p)
+            hot.cfg,
+            LearnerLink(PolicyWiring(p, hot.env_info, hot.traj, hot.free_slots, None), policy_buffers(hot, p)),
+            hot.router,
         ),
         learner_factory=lambda hot, p: HoldingLearner(hot, policy_buffers(hot, p), auto_release),
     )

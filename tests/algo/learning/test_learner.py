@@ -22,7 +22,7 @@ from sample_factory.algo.learning.batch_preparation import normalizers_mode
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.losses import normalize_advantages
 from sample_factory.algo.learning.lr_schedule import kl_adaptive_lr
-from sample_factory.algo.learning.minibatches import minibatch_indices
+from sample_factory.algo.learning.minibatches import Minibatch, minibatch_indices
 from sample_factory.algo.learning.training_stats import ReportedSamples, reported_stats
 from sample_factory.algo.utils.model_sharing import ParameterServer
 from sample_factory.algo.utils.rl_utils import vtrace
@@ -594,7 +594,8 @@ def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
     mb = learner.prepare_batch(trajectories)
     outputs = learner._evaluate_policy(mb)
     advantages, targets = learner._advantages_and_targets(mb, outputs)
-    loss, stats, samples = learner._losses(mb, outputs, advantages, targets, full_stats=True)
+    minibatch = Minibatch(mb, ValidMean(mb["valids"]), None)  # V-trace-style: advantages standardised in the step
+    loss, stats, samples = learner._losses(minibatch, outputs, advantages, targets, full_stats=True)
     reported = reported_stats([samples], [ValidMean(mb["valids"])], cfg.ppo_clip_ratio)  # one minibatch: [1] each
     stats.update({key: column[0] for key, column in reported.items()})
 

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.utils.sampler_state import SamplerStateExchange
@@ -47,7 +47,8 @@ def _worker(sampler_states: SamplerStateExchange | None = None, train_for_env_st
     )
     loop = EventLoop("main", router.inboxes["main"], router)
     batches = TrainingBatches(cfg, info, batch_placement("cpu"))
-    worker = LearnerWorker(cfg, PolicyWiring(0, info, None, None, mock.Mock()), router, batches, True, sampler_states)
+    link = LearnerLink(PolicyWiring(0, info, None, None, mock.Mock()), batches, sampler_states)
+    worker = LearnerWorker(cfg, link, router, serial=True)
     loop.add_component(worker)
     worker.learner = StubLearner()  # what on_start would have built
     return worker, loop, router.inboxes["r"]

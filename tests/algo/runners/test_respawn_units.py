@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from sample_factory.algo.learning.batch_buffers import TrainingBatches, batch_placement
+from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
 from sample_factory.algo.learning.batcher import Batcher
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.runners.respawn import describe_exit
@@ -36,12 +36,8 @@ def _sync_batcher():
     loops = {"batcher_p0": "main", "learner_p0": "main", "rollout_w0": "w", "rollout_w1": "w", RUNNER: "r"}
     router = Router(loops, {"main": LocalInbox(), "w": LocalInbox(), "r": LocalInbox()})
     loop = EventLoop("main", router.inboxes["main"], router)
-    batcher = Batcher(
-        cfg,
-        PolicyWiring(0, info, traj, SlotOwners(6, 2, 1), None),
-        router,
-        TrainingBatches(cfg, info, batch_placement("cpu")),
-    )
+    wiring = PolicyWiring(0, info, traj, SlotOwners(6, 2, 1), None)
+    batcher = Batcher(cfg, LearnerLink(wiring, TrainingBatches(cfg, info, batch_placement("cpu"))), router)
     loop.add_component(batcher)
     return batcher, router.inboxes
 

@@ -44,12 +44,17 @@ class TwoKindsEnv(gym.Env):
         return self._obs(), [1.0, 2.0], [False, False], [False, False], [{}, {}]
 
 
-def test_each_agent_reads_and_writes_its_own_groups_buffers() -> None:
+def two_kinds(rollout: int):
+    """Flags, env info, policy assignment and 4 trajectory slots per kind for ``TwoKindsEnv``."""
     cfg = default_cfg(env="x")
-    cfg.rollout, cfg.num_policies = 4, 2
+    cfg.rollout, cfg.num_policies = rollout, 2
     info = extract_env_info(TwoKindsEnv(), cfg)
     spaces = PolicySpaces(cfg, info)
-    buffers = allocate_trajectory_buffers(cfg, spaces, num_slots=4, share=False)
+    return cfg, info, spaces, allocate_trajectory_buffers(cfg, spaces, num_slots=4, share=False)
+
+
+def test_each_agent_reads_and_writes_its_own_groups_buffers() -> None:
+    cfg, info, spaces, buffers = two_kinds(rollout=4)
     pursuers, evaders = buffers.by_group
     assert pursuers["obs"]["obs"].shape[-1] == 3 and evaders["obs"]["obs"].shape[-1] == 5
     assert pursuers["actions"].shape[2:] == (2,) and evaders["actions"].shape[2:] == ()
@@ -73,11 +78,7 @@ def test_each_agent_reads_and_writes_its_own_groups_buffers() -> None:
 
 
 def test_carry_over_and_rnn_resets_follow_each_actors_group() -> None:
-    cfg = default_cfg(env="x")
-    cfg.rollout, cfg.num_policies = 2, 2
-    info = extract_env_info(TwoKindsEnv(), cfg)
-    spaces = PolicySpaces(cfg, info)
-    buffers = allocate_trajectory_buffers(cfg, spaces, num_slots=4, share=False)
+    _, _, _, buffers = two_kinds(rollout=2)
     actor_buffers = ActorBuffers(buffers, num_agents=2)
     parts = actor_buffers.split_parts(num_actors=2)
     assert [(g, list(actors)) for g, actors in parts] == [(0, [0]), (1, [1])]

@@ -1,0 +1,48 @@
+"""How a learner built with Sample Factory 2's constructor publishes: its policy version into a shared table and its
+weights through a ``ParameterServer``.
+
+Sample Factory 2's ``Learner(cfg, env_info, policy_versions_tensor, policy_id, param_server)`` hands the learner both
+outlets; scripts that drive a learner themselves (and Sample Factory 2's tests) read them. This package's own
+pipeline publishes through ``PolicyWeights`` from the learner worker and passes neither.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from sample_factory.utils.typing import PolicyID
+
+if TYPE_CHECKING:
+    from sample_factory.algo.utils.model_sharing import ParameterServer
+
+
+class LegacyPublishing:
+    """The versions table (``versions[policy_id]``) and parameter server of one learner; either may be None."""
+
+    def __init__(self, policy_id: PolicyID, versions: Tensor | None, param_server: ParameterServer | None) -> None:
+        self.policy_id = policy_id
+        self.versions = versions
+        self.param_server = param_server
+
+    @property
+    def active(self) -> bool:
+        return self.versions is not None or self.param_server is not None
+
+    def start(self, model: torch.nn.Module, version: int, device: torch.device) -> None:
+        """The learner's model exists: the parameter server shares it, the table gets the first version."""
+        if self.param_server is not None:
+            self.param_server.init(model, version, device)
+        self.record(version)
+
+    def publish(self, version: int) -> None:
+        """New weights: the parameter server publishes them, the table records their version."""
+        if self.param_server is not None:
+            self.param_server.update_weights(version)
+        self.record(version)
+
+    def record(self, version: int) -> None:
+        if self.versions is not None:
+            self.versions[self.policy_id] = version
