@@ -10,7 +10,7 @@ import pytest
 import torch
 from lifecycle_helpers import captured_log, eval_cfg, fake_experiment, random_obs
 
-from sample_factory.enjoy import policy_step
+from sample_factory.algo.sampling.evaluation_episodes import policy_step
 from sample_factory.envs.env_utils import register_env
 from sample_factory.export_onnx import OUTPUT_NAMES, export_onnx
 from sample_factory.model.model_utils import get_rnn_size

@@ -13,8 +13,9 @@ import pytest
 import torch
 from lifecycle_helpers import eval_cfg, fake_experiment
 
+from sample_factory.algo.sampling.evaluation_episodes import policy_step
 from sample_factory.cfg.arguments import load_from_checkpoint
-from sample_factory.enjoy import NoCheckpointError, make_env, policy_step
+from sample_factory.enjoy import NoCheckpointError, make_env
 from sample_factory.envs.env_info import extract_env_info
 from sample_factory.envs.env_utils import register_env
 from sample_factory.export_onnx import OnnxExporter, create_onnx_exporter, generate_args

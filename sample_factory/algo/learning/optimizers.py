@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterable
 
 import torch
@@ -370,8 +371,42 @@ class FlatAdam:
         self._adopted_state = None
 
 
+def skip_dynamo_import() -> bool:
+    """Let torch.optim's methods run without importing ``torch._dynamo`` (about a second of a learner's start-up).
+
+    torch wraps ``Optimizer.add_param_group``, ``zero_grad``, ``state_dict`` and others in ``torch._disable_dynamo``,
+    whose first call imports ``torch._dynamo`` only to build a "do not trace this" wrapper, then caches it on the
+    wrapped function. That wrapper matters only while ``torch.compile`` traces the caller; the learner never calls its
+    optimizer from compiled code. So when ``torch._dynamo`` is not loaded yet (no user code compiles in this process),
+    the cache is filled with the function itself and nothing is imported; when it is loaded, torch's own path runs.
+    A torch whose wrapper is built differently is left as it is. Returns whether the wrappers were filled.
+    """
+    if "torch._dynamo" in sys.modules:
+        return False
+    wrapper_code = torch._disable_dynamo(lambda: None).__code__
+    filled = False
+    for cls in _optimizer_classes():
+        for attribute in vars(cls).values():
+            wrapped = getattr(attribute, "__wrapped__", None)
+            if getattr(attribute, "__code__", None) is wrapper_code and callable(wrapped):
+                setattr(wrapped, _DYNAMO_DISABLE_CACHE, wrapped)
+                filled = True
+    return filled
+
+
+# the attribute torch._disable_dynamo caches its wrapper in, on the function it wraps
+_DYNAMO_DISABLE_CACHE = "__dynamo_disable"
+
+
+def _optimizer_classes() -> list[type]:
+    classes = [torch.optim.Optimizer, Lamb]
+    classes += [c for c in vars(torch.optim).values() if isinstance(c, type) and issubclass(c, torch.optim.Optimizer)]
+    return classes
+
+
 def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimizer:
     """``--optimizer``: Adam (``--adam_eps``, ``--adam_beta1/2``) or LAMB, at ``--learning_rate``."""
+    skip_dynamo_import()
     betas = (cfg.adam_beta1, cfg.adam_beta2)
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps, fused=True)
