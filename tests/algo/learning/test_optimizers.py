@@ -5,6 +5,9 @@ same training as torch's clip + Adam, the optimiser's state_dict kept per parame
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import torch
@@ -318,3 +321,38 @@ def test_sgd_step_without_flat_tensors_leaves_the_weights_where_they_are():
     assert [p.data_ptr() for p in model.parameters()] == before
     other = _mlp(0)
     assert SgdStep(_adam(other), other.parameters()).flat.enabled
+
+
+def test_creating_the_optimizer_does_not_import_dynamo() -> None:
+    """torch.optim's dynamo guards cost about a second of a learner's start-up when they import torch._dynamo; with
+    it unloaded they are filled with the plain methods, which then behave as before (zero_grad, state_dict)."""
+    code = textwrap.dedent(
+        """
+        import sys, types, torch
+        from sample_factory.algo.learning.optimizers import make_optimizer
+        cfg = types.SimpleNamespace(optimizer="adam", adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-6,
+                                    learning_rate=1e-3)
+        layer = torch.nn.Linear(3, 2)
+        optimizer = make_optimizer(cfg, layer.parameters())
+        layer(torch.ones(1, 3)).sum().backward()
+        optimizer.zero_grad()
+        assert all(p.grad is None for p in layer.parameters())
+        assert optimizer.state_dict()["param_groups"][0]["lr"] == 1e-3
+        print("dynamo loaded:", "torch._dynamo" in sys.modules)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "dynamo loaded: False" in result.stdout
+
+
+def test_with_dynamo_loaded_the_guards_are_left_to_torch() -> None:
+    code = textwrap.dedent(
+        """
+        import torch._dynamo
+        from sample_factory.algo.learning.optimizers import skip_dynamo_import
+        print("filled:", skip_dynamo_import())
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "filled: False" in result.stdout, result.stderr
