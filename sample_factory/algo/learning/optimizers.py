@@ -379,21 +379,31 @@ def skip_dynamo_import() -> bool:
     wrapped function. That wrapper matters only while ``torch.compile`` traces the caller; the learner never calls its
     optimizer from compiled code. So when ``torch._dynamo`` is not loaded yet (no user code compiles in this process),
     the cache is filled with the function itself and nothing is imported; when it is loaded, torch's own path runs.
-    A torch whose wrapper is built differently is left as it is. Returns whether the wrappers were filled.
+    A torch whose wrapper is built differently is left as it is. Returns whether the wrappers were filled; the
+    decision is logged once per process.
     """
-    if "torch._dynamo" in sys.modules:
-        return False
-    wrapper_code = torch._disable_dynamo(lambda: None).__code__
+    global _dynamo_decision_logged
+    loaded = "torch._dynamo" in sys.modules
     filled = False
-    for cls in _optimizer_classes():
-        for attribute in vars(cls).values():
-            wrapped = getattr(attribute, "__wrapped__", None)
-            if getattr(attribute, "__code__", None) is wrapper_code and callable(wrapped):
-                setattr(wrapped, _DYNAMO_DISABLE_CACHE, wrapped)
-                filled = True
+    if not loaded:
+        wrapper_code = torch._disable_dynamo(lambda: None).__code__
+        for cls in _optimizer_classes():
+            for attribute in vars(cls).values():
+                wrapped = getattr(attribute, "__wrapped__", None)
+                if getattr(attribute, "__code__", None) is wrapper_code and callable(wrapped):
+                    setattr(wrapped, _DYNAMO_DISABLE_CACHE, wrapped)
+                    filled = True
+    if not _dynamo_decision_logged:
+        _dynamo_decision_logged = True
+        if filled:
+            log.info("Optimizer: torch.optim's dynamo guards skipped (torch._dynamo is not loaded: no import needed)")
+        else:
+            why = "torch._dynamo is loaded already" if loaded else "this torch builds them differently"
+            log.info("Optimizer: torch.optim's dynamo guards kept: %s", why)
     return filled
 
 
+_dynamo_decision_logged = False
 # the attribute torch._disable_dynamo caches its wrapper in, on the function it wraps
 _DYNAMO_DISABLE_CACHE = "__dynamo_disable"
 
