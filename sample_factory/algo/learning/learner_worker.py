@@ -29,6 +29,7 @@ import traceback
 
 from sample_factory.algo.learning.batch_buffers import LearnerLink
 from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.learner_threads import learner_num_threads
 from sample_factory.algo.learning.pbt_exchange import (
     donor_weights_file,
     hyperparameters_of,
@@ -86,6 +87,7 @@ class LearnerWorker(Component):
         self.batcher_address = batcher_name(policy_id)  # a name to send to: nothing else is shared
         self.resumed_env_steps = 0  # counted by the run this one resumed (from its checkpoint)
         self.env_steps = 0  # resumed_env_steps + the frames the batcher reported with its latest batch
+        self.serial = serial
         self.background = bool(cfg.train_in_background_thread) and not serial
         self.learner: Learner | None = None
         self.train_lock = threading.Lock()
@@ -104,7 +106,9 @@ class LearnerWorker(Component):
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
         try:
-            init_torch_runtime(self.cfg, max_num_threads=max(1, self.cfg.learner_main_loop_num_cores))
+            threads, why = learner_num_threads(self.cfg, self.policy_id, self.serial)
+            init_torch_runtime(self.cfg, max_num_threads=threads)
+            log.info("Learner %d: %d torch thread(s) for training: %s", self.policy_id, threads, why)
             # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
             reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
