@@ -33,8 +33,7 @@ class ActorBuffers:
         """The parts of a split of ``num_actors`` actors (agents of consecutive envs)."""
         if len(self.by_group) == 1:
             return [(0, slice(None))]
-        groups = np.array([self.agent_group[actor % self.num_agents] for actor in range(num_actors)])
-        return [(int(g), np.flatnonzero(groups == g)) for g in np.unique(groups)]
+        return actor_parts(self.agent_group, self.num_agents, num_actors)
 
     def allocate_carry(self, parts: list[Part], num_actors: int) -> list[dict]:
         """Staging for the last observation and RNN state of a finished rollout, one entry per part."""
@@ -70,6 +69,13 @@ class ActorBuffers:
             index = torch.from_numpy(np.ascontiguousarray(slots))
             for traj in self.by_group:
                 traj["rnn_states"][index, t] = 0.0
+
+
+def actor_parts(agent_group: list[int], num_agents: int, num_actors: int) -> list[tuple[int, np.ndarray]]:
+    """``(group, actor indices)`` of every space group among ``num_actors`` actors (agents of consecutive envs of
+    ``num_agents`` agents each)."""
+    groups = np.array([agent_group[actor % num_agents] for actor in range(num_actors)])
+    return [(int(g), np.flatnonzero(groups == g)) for g in np.unique(groups)]
 
 
 def _index(slots: np.ndarray, actors: slice | np.ndarray) -> torch.Tensor:

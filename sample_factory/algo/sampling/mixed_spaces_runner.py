@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sample_factory.algo.sampling.actor_buffers import actor_parts
 from sample_factory.algo.sampling.env_runner import EpisodeStats, NonBatchedEnvRunner
 from sample_factory.envs.action_conversion import make_action_converter
 from sample_factory.envs.env_info import EnvInfo
@@ -30,9 +31,10 @@ class MixedSpacesEnvRunner(NonBatchedEnvRunner):
     ) -> None:
         super().__init__(cfg, env_info, envs, trajs_np[0], EpisodeStats(0))
         self.trajs = list(trajs_np)
-        num_agents = self.num_agents
-        self.actor_group = np.array([agent_group[a % num_agents] for a in range(self.state.num_actors)])
-        self.parts = [(int(g), np.flatnonzero(self.actor_group == g)) for g in np.unique(self.actor_group)]
+        self.parts = actor_parts(list(agent_group), self.num_agents, self.state.num_actors)
+        self.actor_group = np.empty(self.state.num_actors, dtype=np.int64)
+        for group, actors in self.parts:
+            self.actor_group[actors] = group
         self.converters, self.obs_layout = {}, {}
         for group in range(len(self.trajs)):
             obs_space, action_space = env_info.agent_spaces(list(agent_group).index(group))
