@@ -8,6 +8,9 @@ The server is single-threaded and has run no torch operation, so forking it is s
 context to inherit), and workers get what ``spawn`` gives them otherwise: their arguments by pickling (shared
 tensors and queues by file descriptor), the user's main module imported again, a fresh start for everything else.
 
+The server itself is a copy of the runner made with ``fork()`` where that is safe (``forked_server``), so even
+its one round of imports is saved; ``SF_FORK_SERVER_FROM_RUNNER=0`` always starts it as a new interpreter.
+
 Where the platform has no fork server (Windows), workers are spawned. ``SF_WORKER_START_METHOD=spawn`` forces
 ``spawn`` (a switch for debugging and measuring; the fork server is the default).
 """
@@ -19,9 +22,11 @@ import os
 from collections.abc import Iterable
 from multiprocessing.context import BaseContext
 
+from sample_factory.messaging import forked_server
 from sample_factory.utils.logging_setup import log
 
 START_METHOD_ENV = "SF_WORKER_START_METHOD"
+FORK_FROM_RUNNER_ENV = "SF_FORK_SERVER_FROM_RUNNER"  # "0": the fork server is always a new interpreter
 ALWAYS_PRELOADED = ("torch",)
 
 
@@ -48,13 +53,43 @@ def worker_context(preload: Iterable[str] = ()) -> BaseContext:
     return ctx
 
 
-def warm_up(ctx: BaseContext) -> None:
-    """Start the fork server now, so its imports run while this process does other start-up work."""
+def warm_up(ctx: BaseContext, uses_cuda: bool = True, distributed: bool = True) -> None:
+    """Start the fork server now: forked from this process where that is safe (``forked_server``: no imports to
+    wait for), else a new interpreter whose imports run while this process does other start-up work.
+
+    ``uses_cuda`` / ``distributed``: whether the run puts a model on a GPU / is one rank of several (either rules
+    the forked server out). One log line says which server the workers come from.
+    """
     if ctx.get_start_method() != "forkserver":
         return
     from multiprocessing import forkserver
 
     try:
+        if _fork_server_here(uses_cuda, distributed):
+            return
         forkserver.ensure_running()
     except OSError as exc:  # e.g. no room for its socket: the first worker start retries and reports
         log.debug("Fork server did not start early (%s): it starts with the first worker", exc)
+
+
+def _fork_server_here(uses_cuda: bool, distributed: bool) -> bool:
+    """Fork the server from this process where allowed and safe; False when the usual server must start."""
+    from multiprocessing import forkserver
+
+    if getattr(forkserver._forkserver, "_forkserver_pid", None) is not None:
+        return False  # one runs already (an earlier run of this process): workers keep coming from it
+    if os.environ.get(FORK_FROM_RUNNER_ENV, "1") == "0":
+        blocker = f"{FORK_FROM_RUNNER_ENV}=0"
+    else:
+        blocker = forked_server.fork_blocker(uses_cuda, distributed)
+    if blocker is not None:
+        log.info("Workers start from a new fork server process: it imports torch again (%s)", blocker)
+        return False
+    forked_server.start_forked_server()
+    log.info("Workers start from a copy of this process (torch and the package already imported)")
+    return True
+
+
+def stop_forked_server() -> None:
+    """End the fork server this process forked for its run, if any (see ``forked_server``)."""
+    forked_server.stop_forked_server()

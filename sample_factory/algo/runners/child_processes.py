@@ -17,14 +17,18 @@ from collections import deque
 from multiprocessing.context import BaseContext
 from typing import Any
 
+import torch
+
 from sample_factory.algo.runners.child_process import RUNNER_LOOP, child_main, shared_state_for
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.messaging.event_loop import LoopLiveness, Router, make_mp_inbox
-from sample_factory.messaging.process_start import warm_up, worker_context
+from sample_factory.messaging.process_start import stop_forked_server, warm_up, worker_context
 from sample_factory.messaging.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
+from sample_factory.utils.distributed import this_rank
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config
 
 SPARE_INBOX_BYTES = 1024 * 1024
 JOIN_TIMEOUT = 10.0
@@ -189,17 +193,26 @@ class ChildProcesses:
                 proc.kill()
                 proc.join(timeout=5)
         self.queue_doctor.stop()  # kept watching until every child is gone: one may die in a put
+        stop_forked_server()  # every worker is gone: a server forked for this run ends with it
         for inbox in [*self.inboxes.values(), *self.spare_inboxes]:
             inbox.close()
 
 
-def start_context(specs: list[LoopSpec]) -> BaseContext:
-    """How the workers of ``specs`` start (``messaging.process_start``): the fork server is started at once, so it
-    imports torch and the modules that build each loop's components while the runner reads the env and allocates
-    buffers, instead of every worker importing them again."""
+def start_context(specs: list[LoopSpec], cfg: Config) -> BaseContext:
+    """How the workers of ``specs`` start (``messaging.process_start``): the fork server is started at once, as a
+    copy of this process where that is safe, else as a new interpreter that imports torch and the modules that build
+    each loop's components while the runner reads the env and allocates buffers; never every worker on its own."""
     context = worker_context(_build_modules(specs))
-    warm_up(context)
+    rank = this_rank()
+    warm_up(context, uses_cuda=_uses_cuda(cfg), distributed=rank is not None and rank.world_size > 1)
     return context
+
+
+def _uses_cuda(cfg: Config) -> bool:
+    """Whether any process of the run may put something on a GPU (never with a torch built without CUDA)."""
+    if not torch.backends.cuda.is_built():
+        return False
+    return cfg.device != "cpu" or bool(cfg.actor_worker_gpus)
 
 
 def _build_modules(specs: list[LoopSpec]) -> list[str]:

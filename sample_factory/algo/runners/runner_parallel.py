@@ -46,7 +46,7 @@ class ParallelRunner(Runner):
             return ExperimentStatus.SUCCESS
         pin_visible_gpus(cfg)  # before the fork server starts: the workers inherit its environment
         specs = self.loop_specs()
-        context = start_context(specs)
+        context = start_context(specs, cfg)
         env_info = self.given_env_info or obtain_env_info(cfg)
         self.timeline.mark("env_info")
         require_cfg_fits_env(cfg, env_info)

@@ -1,0 +1,222 @@
+"""A fork server made by forking the runner itself, so it starts with torch and the package already imported.
+
+Python's fork server is a new interpreter that imports its preload list (torch and the workers' modules: about
+1.5 s of CPU, on the critical path of a run's start-up, since the first worker can start only when the server is
+ready). The runner has imported all of that already; a copy of it made with ``fork()`` right after parsing is a
+ready server at once. What the workers see must not change, so the copy first becomes what the new interpreter
+would have been:
+
+- modules that are neither the standard library, nor installed packages, nor this package (the user's script and
+  its own modules, the examples) are dropped, and ``__main__`` is replaced by an empty module: every worker then
+  imports the user's main module again as ``__mp_main__``, and anything it imports, fresh from the files, exactly
+  as with a new interpreter;
+- handlers registered with ``atexit`` are forgotten (workers run those that their own code registers) and signal
+  handlers of Python code go back to the defaults.
+
+It is used only where forking is known to be safe (:func:`fork_blocker`): no Python thread but this one, no native
+thread started since the package was imported (a simulator's threads, torch's intra-op pool), no CUDA initialised
+and no GPU in the run, no process group of a distributed run (its sockets would outlive their rank in the server),
+and the interpreter's fork server laid out as this module expects (CPython 3.9-3.12). A process that entered an
+OpenMP parallel region before it imported this package would hand its children a thread pool that hangs them on
+their first parallel torch operation; a probe (a throw-away fork that runs one, within a second) rules that out
+before every fork. Anywhere else the caller starts the usual server.
+
+A forked server belongs to one run: :func:`stop_forked_server` ends it when the run's workers are gone, so the next
+run in the same process (a test suite, a notebook) forks a fresh copy instead of reusing an old one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import inspect
+import os
+import signal
+import socket
+import sys
+import sysconfig
+import threading
+import time
+import types
+
+# the native threads of this process once torch and numpy were imported (their thread pools are fork-safe): more
+# threads later means something started one that a forked child would inherit in an unknown state
+import torch  # noqa: F401  (imported for its threads, counted below)
+
+_EXPECTED_MAIN_PARAMS = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
+_STOP_WAIT_S = 5.0
+_PROBE_WAIT_S = 1.0
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def native_thread_count() -> int:
+    """Threads of this process as the kernel sees them (Python's and native ones); 0 where that cannot be read."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+_THREADS_AT_IMPORT = native_thread_count()
+_forked_pid: int | None = None  # the server this process forked and has not stopped yet
+_probe_passed: bool | None = None
+
+
+def fork_blocker(uses_cuda: bool, distributed: bool) -> str | None:
+    """Why the fork server must not be forked from this process now, or None when it may."""
+    from multiprocessing import forkserver
+
+    params = tuple(inspect.signature(forkserver.main).parameters)
+    server = getattr(forkserver, "_forkserver", None)
+    if params != _EXPECTED_MAIN_PARAMS or not hasattr(server, "_forkserver_alive_fd"):
+        return f"this Python's fork server ({sys.version.split()[0]}) is not one this package knows how to fork"
+    if uses_cuda or torch.cuda.is_initialized():
+        return "the run uses CUDA, which a forked process cannot use"
+    if distributed:
+        return "a distributed run's connections must not outlive their rank"
+    if threading.active_count() > 1:
+        return f"{threading.active_count()} Python threads run in this process"
+    if _THREADS_AT_IMPORT == 0 or native_thread_count() > _THREADS_AT_IMPORT:
+        return "threads were started in this process since torch was imported"
+    if not _children_can_compute():
+        return "a forked child of this process cannot run a parallel torch operation (an OpenMP pool in use)"
+    return None
+
+
+def _children_can_compute() -> bool:
+    """Whether a forked child runs a multi-threaded torch operation to the end.
+
+    Checked before every fork (a run in this process may have started a pool since), except once it failed: a
+    pool, once started, stays.
+    """
+    global _probe_passed
+    if _probe_passed is not False:
+        pid = os.fork()
+        if pid == 0:  # the probe: one parallel reduction (more elements than torch's grain size), then leave
+            code = 1
+            try:
+                torch.set_num_threads(2)
+                torch.ones(1 << 18).sum()
+                code = 0
+            finally:
+                os._exit(code)
+        _probe_passed = _reap(pid, _PROBE_WAIT_S) == 0
+    return _probe_passed
+
+
+def start_forked_server() -> None:
+    """Fork this process into the multiprocessing fork server (``multiprocessing.forkserver``'s own loop)."""
+    global _forked_pid
+    from multiprocessing import connection, forkserver, resource_tracker, util
+
+    server = forkserver._forkserver
+    with server._lock:
+        resource_tracker.ensure_running()  # its pipe is handed to every worker: it must exist before the copy
+        listener = socket.socket(socket.AF_UNIX)
+        with listener:
+            address = connection.arbitrary_address("AF_UNIX")
+            listener.bind(address)
+            if not util.is_abstract_socket_namespace(address):
+                os.chmod(address, 0o600)
+            listener.listen()
+            alive_r, alive_w = os.pipe()  # the server ends when every holder of alive_w (us, the workers) is gone
+            pid = os.fork()
+            if pid == 0:
+                _serve(listener.fileno(), alive_r, alive_w)  # never returns
+            os.close(alive_r)
+        server._forkserver_address = address
+        server._forkserver_alive_fd = alive_w
+        server._forkserver_pid = _forked_pid = pid
+
+
+def _serve(listener_fd: int, alive_r: int, alive_w: int) -> None:
+    """The server's side of the fork: become a clean server, run the standard loop, never return to the caller."""
+    from multiprocessing import forkserver
+
+    code = 0
+    try:
+        os.close(alive_w)
+        forkserver._forkserver._lock = threading.Lock()  # copied while the runner held it
+        _forget_user_state()
+        forkserver.main(listener_fd, alive_r, [], main_path=None, sys_path=None)
+    except SystemExit:  # the standard loop's way of ending when the runner and its workers are gone
+        pass
+    except BaseException:  # noqa: BLE001  (reported, then the process ends whatever happened)
+        code = 1
+        sys.excepthook(*sys.exc_info())
+    finally:
+        os._exit(code)
+
+
+def _forget_user_state() -> None:
+    """What a new interpreter would not have: the user's modules, ``__main__``, exit and signal handlers."""
+    library_dirs = _library_dirs()
+    for name in [name for name, module in sys.modules.items() if not _is_library_module(module, library_dirs)]:
+        del sys.modules[name]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    atexit._clear()
+    for sig in signal.valid_signals():
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+        if callable(handler) and handler is not signal.default_int_handler:
+            signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library, the installed packages and this package, as given and with links resolved."""
+    paths = sysconfig.get_paths()
+    dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths} | {_PACKAGE_DIR}
+    return tuple({form(d) + os.sep for d in dirs for form in (os.path.abspath, os.path.realpath)})
+
+
+def _is_library_module(module: object, library_dirs: tuple[str, ...]) -> bool:
+    """True for the standard library, installed packages, this package and built-in modules; False for the rest."""
+    if getattr(module, "__name__", "") == "__main__":
+        return False
+    path = getattr(module, "__file__", None)
+    if path is None:
+        return True  # built-in, frozen, or a namespace package with no file of its own
+    return os.path.abspath(path).startswith(library_dirs)
+
+
+def stop_forked_server() -> None:
+    """End the server this process forked (if any) and reap it; the next run forks a new one."""
+    global _forked_pid
+    from multiprocessing import forkserver, util
+
+    server = forkserver._forkserver
+    with server._lock:
+        if _forked_pid is None or server._forkserver_pid != _forked_pid:
+            _forked_pid = None
+            return
+        os.close(server._forkserver_alive_fd)  # the server sees EOF once no worker holds the pipe either
+        _reap(_forked_pid, _STOP_WAIT_S)  # killed if a stray worker keeps it waiting
+        address = server._forkserver_address
+        if address and not util.is_abstract_socket_namespace(address):
+            try:
+                os.unlink(address)
+            except OSError:
+                pass
+        server._forkserver_address = server._forkserver_alive_fd = server._forkserver_pid = None
+        _forked_pid = None
+
+
+def _reap(pid: int, wait_s: float) -> int | None:
+    """The exit status of child ``pid`` if it leaves within ``wait_s``; else None, once it was killed and reaped.
+
+    A bounded wait: ``os.waitpid`` has no timeout, so the child is polled every millisecond.
+    """
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.001)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
