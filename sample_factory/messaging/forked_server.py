@@ -16,7 +16,7 @@ would have been:
 It is used only where forking is known to be safe (:func:`fork_blocker`): no Python thread but this one, no native
 thread started since the package was imported (a simulator's threads, torch's intra-op pool), no CUDA initialised
 and no GPU in the run, no process group of a distributed run (its sockets would outlive their rank in the server),
-and the interpreter's fork server laid out as this module expects (CPython 3.9-3.12). A process that entered an
+and the interpreter's fork server laid out as this module expects (CPython 3.10-3.12). A process that entered an
 OpenMP parallel region before it imported this package would hand its children a thread pool that hangs them on
 their first parallel torch operation; a probe (a throw-away fork that runs one, within a second) rules that out
 before every fork. Anywhere else the caller starts the usual server.
