@@ -76,8 +76,9 @@ def _fork_server_here(uses_cuda: bool, distributed: bool) -> bool:
     """Fork the server from this process where allowed and safe; False when the usual server must start."""
     from multiprocessing import forkserver
 
+    forked_server.stop_forked_server()  # a copy left by an earlier run of this process (one that failed to start)
     if getattr(forkserver._forkserver, "_forkserver_pid", None) is not None:
-        return False  # one runs already (an earlier run of this process): workers keep coming from it
+        return False  # a new-interpreter server of an earlier run of this process: workers keep coming from it
     if os.environ.get(FORK_FROM_RUNNER_ENV, "1") == "0":
         blocker = f"{FORK_FROM_RUNNER_ENV}=0"
     else:

@@ -138,8 +138,14 @@ def _mend_ring(q: Any, repair: QueueRepair) -> None:
         struct.pack_into("<4Q", header, RING_STATE_OFFSET, head, (head + committed) % capacity, committed, count)
 
 
-def release_if_dead_holder(q: Any, label: str) -> QueueRepair | None:
-    """Unlock ``q`` if its lock is held by a thread that no longer exists, mending the ring first; else None."""
+def release_if_dead_holder(
+    q: Any, label: str, before_unlock: Callable[[QueueRepair], None] | None = None
+) -> QueueRepair | None:
+    """Unlock ``q`` if its lock is held by a thread that no longer exists, mending the ring first; else None.
+
+    ``before_unlock`` gets the repair once the ring is mended, while the lock still holds every other user of the
+    queue back: a process whose loop waits on this lock may reach its end as soon as it is free.
+    """
     holder = lock_holder(q)
     if not holder or thread_alive(holder):
         return None
@@ -147,6 +153,8 @@ def release_if_dead_holder(q: Any, label: str) -> QueueRepair | None:
         return None
     repair = QueueRepair(label, holder)
     _mend_ring(q, repair)
+    if before_unlock is not None:
+        before_unlock(repair)
     rc = _pthread_mutex_unlock(ctypes.addressof(q.queue_obj_buffer) + MUTEX_OFFSET)
     if rc != 0:
         log.error("Could not unlock the %s (pthread_mutex_unlock returned %d)", label, rc)
