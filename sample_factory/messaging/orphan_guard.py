@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from sample_factory.messaging.periodic_thread import PeriodicThread
-from sample_factory.messaging.queue_repair import layout_supported, lock_holder, release_if_dead_holder
+from sample_factory.messaging.queue_repair import layout_supported, release_if_dead_holder
 from sample_factory.utils.logging_setup import log
 
 CHECK_PERIOD_S = 1.0
 GRACE_S = 10.0
-REPAIR_RETRY_S = 0.02  # between checks of a lock held by a runner that is still exiting
 ORPHAN_EXIT_CODE = 1
 
 
@@ -75,11 +73,11 @@ class OrphanGuard:
         router = self.loop.router
         router.liveness.mark_exited(self.runner_loop)
         self.loop.stop()
-        deadline = time.monotonic() + self.grace_s
-        while self._repair_queues(router) and time.monotonic() < deadline:
-            if self.thread.wait(REPAIR_RETRY_S):  # the loop ended meanwhile: nothing is blocked any more
-                return
-        if self.thread.wait(max(0.0, deadline - time.monotonic())):
+        for label, q in self._queues(router).items():
+            if layout_supported(q):
+                # logged before the unlock: the loop blocked on this lock may end the process as soon as it is free
+                release_if_dead_holder(q, label, before_unlock=self._log_repair)
+        if self.thread.wait(self.grace_s):
             return
         log.error(
             "%s: still running %.0f s after the runner's death (stuck where no repair reaches), exiting now",
@@ -87,22 +85,6 @@ class OrphanGuard:
             self.grace_s,
         )
         os._exit(ORPHAN_EXIT_CODE)
-
-    def _repair_queues(self, router: Any) -> bool:
-        """Free every queue whose lock a dead thread holds; True while one is still held by the runner's main thread.
-
-        The runner's pipe closes while its process is still exiting, before the kernel shows it dead: a lock it
-        took is then held by a thread that still looks alive for a moment, and is checked again shortly after.
-        """
-        held_by_runner = False
-        for label, q in self._queues(router).items():
-            if not layout_supported(q):
-                continue
-            # logged before the unlock: the blocked loop may end this process as soon as the lock is free
-            repair = release_if_dead_holder(q, label, before_unlock=self._log_repair)
-            if repair is None and lock_holder(q) == self.parent_pid:
-                held_by_runner = True
-        return held_by_runner
 
     def _log_repair(self, repair: Any) -> None:
         log.warning("%s: queue repair after the runner's death: %s", self.name, repair.describe())

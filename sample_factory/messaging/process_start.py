@@ -89,8 +89,3 @@ def _fork_server_here(uses_cuda: bool, distributed: bool) -> bool:
     forked_server.start_forked_server()
     log.info("Workers start from a copy of this process (torch and the package already imported)")
     return True
-
-
-def stop_forked_server() -> None:
-    """End the fork server this process forked for its run, if any (see ``forked_server``)."""
-    forked_server.stop_forked_server()
