@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import glob
 import os
+import queue
 import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -23,7 +25,13 @@ FAILURE = 1
 
 
 class Run:
-    """A CartPole training run read line by line; ``until`` reads on to a line or a condition."""
+    """A CartPole training run whose output a thread reads line by line; ``until`` waits for a line or a condition.
+
+    The condition is checked every ``POLL_S`` as well as on each line: a condition on a file (a checkpoint) must not
+    wait for the next log line, which may be the end of the run.
+    """
+
+    POLL_S = 0.05
 
     def __init__(self, tmp_path, experiment: str, steps: int, *flags: str) -> None:
         self.folder = tmp_path / experiment
@@ -36,9 +44,23 @@ class Run:
         ]  # fmt: skip
         self.proc = start(cmd)
         self.seen: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)  # end of output
 
     def until(self, marker: str = "", condition=None) -> None:
-        for line in self.proc.stdout:
+        while True:
+            try:
+                line = self._lines.get(timeout=self.POLL_S)
+            except queue.Empty:
+                line = ""
+            if line is None:
+                break
             self.seen.append(line)
             if (marker and marker in line) or (condition is not None and condition()):
                 return
@@ -55,13 +77,19 @@ class Run:
         os.kill(pid_by_title(self.proc.pid, title), signal.SIGKILL)
 
     def finish(self, timeout: float):
-        result = finish(self.proc, self.started, timeout, self.shm_before)
+        waited_from = time.monotonic()
+        self._reader.join(timeout=timeout)  # the output ends with the run; past the timeout ``finish`` kills it
+        left = max(1.0, timeout - (time.monotonic() - waited_from))
+        result = finish(self.proc, self.started, left, self.shm_before)
+        self._reader.join()
+        while (line := self._lines.get()) is not None:
+            self.seen.append(line)
         result.output = "".join(self.seen) + result.output
         return result
 
 
 def test_killed_learner_resumes_from_its_checkpoint_and_the_run_completes(tmp_path):
-    run = Run(tmp_path, "learner_kill", 40_000, "--save_every_sec=1", "--experiment_summaries_interval=1")
+    run = Run(tmp_path, "learner_kill", 60_000, "--save_every_sec=1", "--experiment_summaries_interval=1")
     checkpoints = str(run.folder / "checkpoint_p0" / "checkpoint_*.pth")
     run.until(condition=lambda: glob.glob(checkpoints))
     run.kill("learner_p0")
