@@ -30,7 +30,12 @@ from sample_factory.model.encoder import (
 )
 from sample_factory.model.model_factory import ModelFactory, global_model_factory
 from sample_factory.model.model_utils import ModelModule, initialize_weights
-from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
+from sample_factory.model.running_mean_std import (
+    RunningMeanStdDictInPlace,
+    RunningMeanStdInPlace,
+    normalize_pixels_blockwise,
+    normalizes_blockwise,
+)
 from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import ActionSpace, Config, ObsSpace
 
@@ -104,13 +109,52 @@ class ActorCritic(ModelModule):
         if isinstance(obs_dict, Tensor):
             obs_dict = {"obs": obs_dict}
         normalized_keys = self._normalized_keys()
-        normalized = {
-            key: x if key == ACTION_MASK_KEY else self._preprocess_obs(key, x, key in normalized_keys)
-            for key, x in obs_dict.items()
-        }
-        if self.obs_normalizer is not None:
-            normalized = self.obs_normalizer(normalized)
+        blockwise = self._blockwise_keys(obs_dict)
+        normalized = {}
+        for key, x in obs_dict.items():
+            if key == ACTION_MASK_KEY:
+                normalized[key] = x
+            elif key in blockwise:
+                normalized[key] = self._normalize_pixels_blockwise(key, x)
+            else:
+                normalized[key] = self._preprocess_obs(key, x, key in normalized_keys)
+        if self.obs_normalizer is None:
+            return normalized
+        if not blockwise:
+            return self.obs_normalizer(normalized)
+        for key, normalizer in self.obs_normalizer.running_mean_std.items():  # what its forward does, minus those
+            if key not in blockwise:
+                normalized[key] = normalizer(normalized[key])
         return normalized
+
+    def _blockwise_keys(self, obs_dict: ObsDict) -> frozenset[str]:
+        """Keys whose preprocessing and train-mode normalisation ``normalize_pixels_blockwise`` can do in one go.
+
+        Only where this class's own preprocessing and the library's own normalisers would run (a subclass that
+        overrides ``_preprocess_obs`` or an ``obs_normalizer`` of another class keeps the step-by-step path), for
+        integer image batches that the normaliser updates its statistics from (the learner's batches).
+        """
+        normalizer = self.obs_normalizer
+        if (
+            normalizer is None
+            or type(normalizer) is not RunningMeanStdDictInPlace
+            or not normalizer.training
+            or type(self)._preprocess_obs is not ActorCritic._preprocess_obs
+            or torch.jit.is_scripting()
+        ):
+            return frozenset()
+        return frozenset(
+            key
+            for key, module in normalizer.running_mean_std.items()
+            if key in obs_dict and normalizes_blockwise(module, obs_dict[key])
+        )
+
+    def _normalize_pixels_blockwise(self, key: str, x: Tensor) -> Tensor:
+        """``_preprocess_obs`` then the key's normaliser in train mode, in cache-sized blocks (same result)."""
+        image = key in self._image_keys
+        subtract = self.cfg.obs_subtract_mean if image else 0.0
+        scale = self.cfg.obs_scale if image else 1.0
+        return normalize_pixels_blockwise(self.obs_normalizer.running_mean_std[key], x, subtract, scale)
 
     # ---- forward ------------------------------------------------------------------------------------------------
 
