@@ -119,3 +119,48 @@ def test_wrong_state_width_names_the_flags(make_cfg):
     core = _core(make_cfg, "gru", 1)
     with pytest.raises(ValueError, match="--rnn_size"):
         core(torch.randn(2, 5), torch.randn(2, 3))
+
+
+def _module_step(core: ModelCoreRNN, x: torch.Tensor, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step through ``nn.GRU`` itself, as ``forward`` takes it with autograd on."""
+    out, hidden = core.core(x.unsqueeze(0), core.unflatten_states(states))
+    return out.squeeze(0), core.flatten_states(hidden)
+
+
+@pytest.mark.parametrize("batch", [1, 4, 33])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_step_without_autograd_is_bitwise_the_module_step(make_cfg, batch, bias):
+    cfg = make_cfg(rnn_type="gru", rnn_num_layers=1, rnn_size=64)
+    core = default_make_core_func(cfg, 48)
+    if not bias:
+        core.core = torch.nn.GRU(48, 64, bias=False)
+    x, states = torch.randn(batch, 48), torch.randn(batch, 64)
+    with torch.no_grad():
+        expected_out, expected_states = _module_step(core, x, states)
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode():
+            assert core._gru_step_applies(x, states)
+            out, new_states = core(x, states)
+            assert torch.equal(out, expected_out) and torch.equal(new_states, expected_states)
+            out.add_(1.0)  # the output is not the states' memory: a decoder may work on it in place
+            assert torch.equal(new_states, expected_states)
+
+
+def test_gru_step_keeps_the_module_with_autograd_layers_hooks_or_packed_input(make_cfg):
+    core = default_make_core_func(make_cfg(rnn_type="gru", rnn_num_layers=1, rnn_size=4), 5)
+    x, states = torch.randn(3, 5), torch.randn(3, 4)
+    assert not core._gru_step_applies(x, states)  # autograd on: the learner's steps
+    with torch.no_grad():
+        assert not core._gru_step_applies(pack_sequence([torch.randn(2, 5)]), states[:1])
+        assert not core._gru_step_applies(x, torch.randn(3, 8))  # wrong width: unflatten_states names it
+        two_layers = default_make_core_func(make_cfg(rnn_type="gru", rnn_num_layers=2, rnn_size=4), 5)
+        assert not two_layers._gru_step_applies(x, torch.randn(3, 8))
+        lstm = default_make_core_func(make_cfg(rnn_type="lstm", rnn_num_layers=1, rnn_size=4), 5)
+        assert not lstm._gru_step_applies(x, torch.randn(3, 8))
+        seen = []
+        core.core.register_forward_hook(lambda module, args, output: seen.append(1))
+        assert not core._gru_step_applies(x, states)
+        core(x, states)
+        assert seen == [1]
+        with pytest.raises(ValueError, match="rnn_states have 8 columns"):
+            core(x, torch.randn(3, 8))
