@@ -196,6 +196,15 @@ def test_bot_difficulty_file(tmp_path) -> None:
 # ---- actions ---------------------------------------------------------------------------------------------------------
 
 
+def test_human_players_are_refused_naming_the_flag() -> None:
+    """Sample Factory 2's --num_humans is accepted; 0 (its default) is the only count these envs can run."""
+    from sf_examples.vizdoom.train_vizdoom import parse_vizdoom_cfg
+
+    assert parse_vizdoom_cfg(["--env=doom_basic", "--experiment=x", "--num_humans=0"]).num_humans == 0
+    with pytest.raises(ValueError, match="--num_humans=1: human players cannot join"):
+        make_doom_env("doom_duel", cfg=_cfg(num_humans=1), env_config=_env_config())
+
+
 def test_single_button_actions() -> None:
     mapper = ButtonMapper(gym.spaces.Discrete(4), num_buttons=3)
     assert mapper(0) == [0.0, 0.0, 0.0]

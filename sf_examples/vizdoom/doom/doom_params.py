@@ -53,6 +53,12 @@ def add_doom_env_args(parser: argparse.ArgumentParser) -> None:
         "--num_bots", type=int, default=-1, help="Built-in bots in deathmatch envs; -1 keeps the env's default."
     )
     group.add_argument(
+        "--num_humans",
+        type=int,
+        default=0,
+        help="Human players joining a self-play match; only 0 is supported (an error names it otherwise).",
+    )
+    group.add_argument(
         "--start_bot_difficulty",
         type=int,
         default=None,

@@ -34,6 +34,7 @@ FALLBACK_CFG: dict[str, Any] = {
     "wide_aspect_ratio": False,
     "num_agents": -1,
     "num_bots": -1,
+    "num_humans": 0,
     "start_bot_difficulty": None,
     "timelimit": None,
     "doom_base_port": 0,
@@ -101,6 +102,11 @@ def wrap_player(core: VizdoomEnv, cfg: Config | None) -> gym.Env:
 
 def _counts(spec: DoomSpec, cfg: Config | None) -> tuple[int, int]:
     """(agents, bots): ``--num_agents``/``--num_bots`` override the env's defaults when >= 0."""
+    if int(_option(cfg, "num_humans")) != 0:
+        raise ValueError(
+            f"--num_humans={_option(cfg, 'num_humans')}: human players cannot join these envs' matches; use "
+            "--num_humans=0 (the default) and watch or play against a trained agent with the enjoy script instead"
+        )
     num_agents = int(_option(cfg, "num_agents"))
     num_bots = int(_option(cfg, "num_bots"))
     num_agents = spec.num_agents if num_agents <= 0 else num_agents
