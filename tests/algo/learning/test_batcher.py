@@ -21,9 +21,11 @@ from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, LocalInbox, Router
 
 
-def _setup(async_rl: bool, sampler_states: SamplerStateExchange | None = None, idle_timeout: float = 0.1):
+def _setup(
+    async_rl: bool, sampler_states: SamplerStateExchange | None = None, idle_timeout: float = 0.1, accumulate: int = 1
+):
     cfg = default_cfg(env="x")
-    cfg.rollout, cfg.batch_size, cfg.num_batches_per_epoch, cfg.num_batches_to_accumulate = 4, 8, 1, 1
+    cfg.rollout, cfg.batch_size, cfg.num_batches_per_epoch, cfg.num_batches_to_accumulate = 4, 8, 1, accumulate
     cfg.async_rl = async_rl
     info = EnvInfo(gym.spaces.Box(-1, 1, (2,), np.float32), gym.spaces.Discrete(2), num_agents=1)
     traj = allocate_trajectories(cfg, info, num_slots=6, share=False)
@@ -56,22 +58,30 @@ def _freed(inboxes: dict) -> dict[str, list[int]]:
 
 
 def test_async_batch_copies_and_frees_slots_at_once():
-    batcher, inboxes, loop = _setup(async_rl=True)
+    batcher, inboxes, loop = _setup(async_rl=True, accumulate=2)
     batcher.on_new_trajectories([4], frames=4)
     assert not loop.local_messages  # one trajectory of the two needed
     batcher.on_new_trajectories([1, 3], frames=8)
     # the learner hears which buffer is ready and how many frames came in so far: nothing else
-    assert list(loop.local_messages) == [("learner_p0", "on_batch_ready", (0, 12))]
-    assert batcher.batches[0]["rewards"][:, 0].tolist() == [4.0, 1.0]
-    # each slot goes back to its own worker, by message
+    assert list(loop.local_messages) == [("learner_p0", "on_batch_ready", (1, 12))]
+    assert batcher.batches[1]["rewards"][:, 0].tolist() == [4.0, 1.0]
+    # another buffer is free: each slot goes back to its own worker at once, by message
     assert _freed(inboxes) == {"rollout_w0": [4], "rollout_w1": [1]}
-    # the single batch buffer is busy: slot 3 waits until training is done
-    batcher.on_new_trajectories([5], frames=4)
+
+
+def test_async_batch_taking_the_last_free_buffer_keeps_its_slots_until_a_batch_is_trained():
+    batcher, inboxes, loop = _setup(async_rl=True)  # one buffer (--num_batches_to_accumulate=1)
+    batcher.on_new_trajectories([4, 1], frames=8)
+    assert list(loop.local_messages) == [("learner_p0", "on_batch_ready", (0, 8))]
+    assert _freed(inboxes) == {} and batcher.deferred == [4, 1]  # no buffer left: its slots stay out of sampling
+    # the buffer is busy: slots 3 and 5 wait, still in their slots, until training is done
+    batcher.on_new_trajectories([3, 5], frames=8)
     assert len(loop.local_messages) == 1 and _freed(inboxes) == {}
     batcher.on_training_done(0, True)
     assert loop.local_messages[-1] == ("learner_p0", "on_batch_ready", (0, 16))
     assert batcher.batches[0]["rewards"][:, 0].tolist() == [3.0, 5.0]
-    assert _freed(inboxes) == {"rollout_w1": [3, 5]}
+    assert _freed(inboxes) == {"rollout_w0": [4], "rollout_w1": [1]}  # the trained batch's slots
+    assert batcher.deferred == [3, 5]  # the new batch took the only buffer again
 
 
 def test_sync_mode_holds_slots_until_trained():

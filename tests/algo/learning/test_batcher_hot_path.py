@@ -109,8 +109,9 @@ def test_async_batches_are_exact_and_slots_are_reused() -> None:
 
 
 def test_async_sampling_continues_into_free_slots_while_the_learner_holds_a_batch() -> None:
-    """Async: the batcher frees a batch's slots once they are copied; with its only buffer busy, finished slots
-    wait in the batcher, so sampling goes on until every slot is full, then pauses; training resumes it."""
+    """Async: a batch that takes the batcher's only buffer keeps its slots until it is trained on; finished slots
+    wait in the batcher, so sampling goes on into the other slots until every one is full, then pauses; training
+    resumes it."""
     hot, learner = _hot_path(async_rl=True, auto_release=False)
     hot.pump(lambda: len(learner.batches) == 1)
     for _ in range(STALL_ITERATIONS):
@@ -120,12 +121,13 @@ def test_async_sampling_continues_into_free_slots_while_the_learner_holds_a_batc
     waiting = len(hot.batchers[0].pending)
     assert waiting >= hot.num_slots - 4 * 2, "sampling went on into the slots freed by the first batch"
     assert len(hot.free_slots.free) < 2, "paused only for want of slots (a split of 2 actors takes 2)"
+    assert len(hot.batchers[0].deferred) == hot.batchers[0].per_batch, "the batch in training keeps its slots"
     for _ in range(STALL_ITERATIONS):
         hot.loop.run_once()
     assert _env_steps(hot) == paused_at, "sampling must pause while every slot is full"
     learner.auto_release = True
     learner.release()
-    hot.pump(lambda: len(learner.batches) >= 2 + hot.num_slots // 2)  # more than the waiting slots make
+    hot.pump(lambda: len(learner.batches) >= 3 + hot.num_slots // 2)  # more than the waiting and held slots make
     assert min(_env_steps(hot)) > max(paused_at)
     trajectories = _flat(learner.batches)
     assert not all_problems(trajectories)
