@@ -17,12 +17,12 @@ FORKED_LINE = "Workers start from a copy of this process"
 NEW_SERVER_LINE = "Workers start from a new fork server process"
 
 
-def _seen_by_workers(marker_dir, runner_pid_line: str) -> list[tuple[str, str, int]]:
+def _seen_by_workers(marker_dir, runner_pid: int) -> list[tuple[str, str, int]]:
     """(script setting, helper setting, parent pid) written by each env created outside the runner."""
     seen = []
     for name in os.listdir(marker_dir):
         pid = int(name.removeprefix("seen_").removesuffix(".txt"))
-        if str(pid) in runner_pid_line:
+        if pid == runner_pid:  # an exact match: a worker's pid may be a substring of the runner's
             continue
         with open(os.path.join(marker_dir, name)) as f:
             script, helper, parent = f.read().strip().split("|")
@@ -45,8 +45,8 @@ def test_workers_see_user_modules_as_imported_and_each_run_has_its_own_server(tm
     args = short_run_args(tmp_path, "user_cartpole", 1024, num_workers=2, num_envs_per_worker=2)
     result = run_python([os.path.join(HERE, "forked_server_train.py"), *args], timeout=180)
     assert result.returncode == 0, result.explain()
-    runner_pid = result.output.split("][", 1)[1].split("]", 1)[0]  # the pid field of the runner's first line
-    seen = _seen_by_workers(markers, f"[{runner_pid}]")
+    runner_pid = int(result.output.split("][", 1)[1].split("]", 1)[0])  # the pid field of the runner's first line
+    seen = _seen_by_workers(markers, runner_pid)
     assert len(seen) == 4, f"one file per worker process, 2 runs x 2 workers: {seen}"
     assert {(script, helper) for script, helper, _ in seen} == {("as imported", "as imported")}
     servers = {parent for _, _, parent in seen}
