@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
+from sample_factory.model.fast_path_checks import is_library_module
 from sample_factory.model.model_utils import ModelModule
 from sample_factory.utils.typing import Config
 
@@ -90,7 +91,8 @@ class ModelCoreRNN(ModelCore):
         ``nn.GRU`` runs a single step through its sequence machinery: 0.50 ms for 4 agents with 512 units against
         0.37 ms for the cell on one CPU core, the same result bit for bit (checked for batches of 1 to 64). Only
         without autograd (inference, bootstrap values), for the plain single-layer GRU this class made, without
-        hooks on it. LSTM cells differ from ``nn.LSTM`` in the last bits, so LSTM keeps the module.
+        hooks on it or on every module (``register_module_forward_hook``) and without a ``forward`` of the instance's
+        own: those run the module. LSTM cells differ from ``nn.LSTM`` in the last bits, so LSTM keeps the module.
         """
         rnn = self.core
         return (
@@ -100,7 +102,7 @@ class ModelCoreRNN(ModelCore):
             and rnn.num_layers == 1
             and not rnn.bidirectional
             and not rnn.batch_first
-            and not (rnn._forward_hooks or rnn._forward_pre_hooks)
+            and is_library_module(rnn)
             and head_output.dim() == 2
             and rnn_states.shape[-1] == self.hidden_size  # other widths get unflatten_states' error
         )

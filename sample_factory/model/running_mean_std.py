@@ -56,6 +56,25 @@ def _batch_moments(x: Tensor, dims: list[int], large_numel: int = LARGE_SAMPLE_N
     return batch_mean.squeeze(dims).to(torch.float64), batch_var.to(torch.float64)
 
 
+def _merge_batch_moments(
+    mean: Tensor, var: Tensor, count: Tensor, batch_mean: Tensor, batch_var: Tensor, batch_count: int
+) -> Tensor:
+    """Merges a batch's float64 moments into ``mean`` and ``var`` in place; returns the new sample count.
+
+    ``var`` is the sample variance of ``count`` samples, ``batch_var`` the population variance of ``batch_count``
+    ones (Chan et al.'s pairwise update). One function for ``RunningMeanStdInPlace.update`` and
+    ``normalize_pixels_blockwise`` keeps the two paths bitwise equal.
+    """
+    total = count + batch_count
+    delta = batch_mean - mean
+    sum_sq = (
+        var * (count - 1.0).clamp(min=0.0) + batch_var * batch_count + delta.square() * count * batch_count / total
+    )
+    mean.add_(delta * batch_count / total)
+    var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
+    return total
+
+
 class RunningMeanStdInPlace(nn.Module):
     """Normalises tensors whose trailing dimensions are ``input_shape`` with running statistics.
 
@@ -110,17 +129,14 @@ class RunningMeanStdInPlace(nn.Module):
                 return
             batch_count = x.numel() // self.running_mean.numel()
             batch_mean, batch_var = _batch_moments(x, self._reduce_dims)
-            batch_mean = batch_mean.reshape(self.running_mean.shape)
-            batch_var = batch_var.reshape(self.running_var.shape)
-            total = self.count + batch_count
-            delta = batch_mean - self.running_mean
-            sum_sq = (
-                self.running_var * (self.count - 1.0).clamp(min=0.0)
-                + batch_var * batch_count
-                + delta.square() * self.count * batch_count / total
+            total = _merge_batch_moments(
+                self.running_mean,
+                self.running_var,
+                self.count,
+                batch_mean.reshape(self.running_mean.shape),
+                batch_var.reshape(self.running_var.shape),
+                batch_count,
             )
-            self.running_mean += delta * batch_count / total
-            self.running_var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
             self.count.copy_(total)
 
     @torch.jit.unused
@@ -208,7 +224,6 @@ def normalize_pixels_blockwise(
     scratch = torch.empty_like(out[:, : max(end - start for start, end in zip(starts, ends, strict=True))])
     running_mean, running_var = normalizer.running_mean.view(-1), normalizer.running_var.view(-1)
     count = normalizer.count.clone()
-    total = count + num_samples
     for start, end in zip(starts, ends, strict=True):
         values = out[:, start:end]
         values.copy_(source[:, start:end])
@@ -219,17 +234,12 @@ def normalize_pixels_blockwise(
         batch_mean = values.mean(dim=0, keepdim=True)
         batch_var = torch.sub(values, batch_mean, out=scratch[:, : end - start]).square_().mean(dim=0)
         mean, var = running_mean[start:end], running_var[start:end]
-        delta = batch_mean.squeeze(0).to(torch.float64) - mean
-        sum_sq = (
-            var * (count - 1.0).clamp(min=0.0)
-            + batch_var.to(torch.float64) * num_samples
-            + delta.square() * count * num_samples / total
+        _merge_batch_moments(
+            mean, var, count, batch_mean.squeeze(0).to(torch.float64), batch_var.to(torch.float64), num_samples
         )
-        mean += delta * num_samples / total
-        var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
         std = torch.sqrt(var + normalizer.epsilon)
         values.sub_(mean.to(torch.float32)).div_(std.to(torch.float32)).clamp_(-normalizer.clip, normalizer.clip)
-    normalizer.count.copy_(total)
+    normalizer.count.copy_(count + num_samples)
     return out.view(pixels.shape)
 
 

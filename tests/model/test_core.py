@@ -164,3 +164,27 @@ def test_gru_step_keeps_the_module_with_autograd_layers_hooks_or_packed_input(ma
         assert seen == [1]
         with pytest.raises(ValueError, match="rnn_states have 8 columns"):
             core(x, torch.randn(3, 8))
+
+
+def test_gru_step_keeps_the_module_under_a_global_hook_or_an_instance_forward(make_cfg):
+    core = default_make_core_func(make_cfg(rnn_type="gru", rnn_num_layers=1, rnn_size=4), 5)
+    x, states = torch.randn(3, 5), torch.randn(3, 4)
+    seen = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, output: seen.append(type(module).__name__)
+    )
+    try:
+        with torch.no_grad():
+            assert not core._gru_step_applies(x, states)
+            core(x, states)
+    finally:
+        handle.remove()
+    assert "GRU" in seen  # the hook saw the GRU's step
+    with torch.no_grad():
+        assert core._gru_step_applies(x, states)  # the hook removed: the cell again
+
+        plain_forward = core.core.forward
+        core.core.forward = lambda *args: (seen.append("instance forward"), plain_forward(*args))[1]
+        assert not core._gru_step_applies(x, states)
+        core(x, states)
+    assert seen[-1] == "instance forward"
