@@ -67,9 +67,7 @@ def _merge_batch_moments(
     """
     total = count + batch_count
     delta = batch_mean - mean
-    sum_sq = (
-        var * (count - 1.0).clamp(min=0.0) + batch_var * batch_count + delta.square() * count * batch_count / total
-    )
+    sum_sq = var * (count - 1.0).clamp(min=0.0) + batch_var * batch_count + delta.square() * count * batch_count / total
     mean.add_(delta * batch_count / total)
     var.copy_(sum_sq / (total - 1.0).clamp(min=1.0))
     return total
