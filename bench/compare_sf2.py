@@ -22,7 +22,9 @@ never mix, and nothing of it is imported here.
 
 Per run it prints the env steps and the FPS of the final ``Collected {0: N}, FPS: X`` line each system writes,
 the whole process's wall-clock time (start-up and shut-down included, so steps/s is lower than FPS) and the last
-``Avg episode reward``; per workload the median ratios ours/reference. Results also go to ``<scratch>/results.json``.
+``Avg episode reward``; per workload the median ratios ours/reference. On Atari, where an episode ends at a lost life
+for the learner in both systems, it also reads the last whole-game score from each run's TensorBoard summaries.
+Results also go to ``<scratch>/results.json``.
 
 Exit status: 0 when every run ended with its final FPS line, 1 when some did not, 2 for bad arguments or a failed
 install.
@@ -95,12 +97,21 @@ class Workload:
     module: str  # the example module both systems run with ``python -m``
     flags: tuple[str, ...]
     extra: str  # what the reference venv needs besides the package (a key of REFERENCE_EXTRAS)
+    # TensorBoard tags (ours, the reference's) of a whole-game score where the reported episode is shorter: Atari
+    # episodes end at a lost life for the learner, so "Avg episode reward" is the score of one life in both systems
+    score_tags: tuple[str, str] | None = None
+
+
+# the raw score of a whole Atari game (every life): our GameStatsWrapper's, and gymnasium's RecordEpisodeStatistics'
+ATARI_GAME_SCORE_TAGS = ("policy_stats/avg_game_score", "policy_stats/avg_RecordEpisodeStatistics_reward")
 
 
 WORKLOADS = {
     "cartpole_matched": Workload("sf_examples.train_gym_env", CARTPOLE_MATCHED, "vizdoom"),
     "doom_basic_matched": Workload("sf_examples.vizdoom.train_vizdoom", DOOM_BASIC_MATCHED, "vizdoom"),
-    "atari_breakout_matched": Workload("sf_examples.atari.train_atari", ATARI_BREAKOUT_MATCHED, "atari"),
+    "atari_breakout_matched": Workload(
+        "sf_examples.atari.train_atari", ATARI_BREAKOUT_MATCHED, "atari", score_tags=ATARI_GAME_SCORE_TAGS
+    ),
     "mujoco_halfcheetah_matched": Workload("sf_examples.mujoco.train_mujoco", MUJOCO_HALFCHEETAH_MATCHED, "mujoco"),
 }
 
@@ -117,6 +128,7 @@ class RunResult:
     wall_s: float
     reward: float  # the last "Avg episode reward"; nan when none was written
     status: str  # "ok", "time limit", "exit N", "no FPS line"
+    score: float = math.nan  # the last whole-game score of the run's summaries (Workload.score_tags); nan: none
 
     @property
     def steps_per_s(self) -> float:
@@ -125,7 +137,9 @@ class RunResult:
     def describe(self) -> str:
         return (
             f"{self.steps} steps, FPS {self.fps:.1f}, {self.wall_s:.1f} s, {self.steps_per_s:.1f} steps/s, "
-            f"reward {self.reward:.3f}" + ("" if self.status == "ok" else f" [{self.status}]")
+            f"reward {self.reward:.3f}"
+            + ("" if math.isnan(self.score) else f", game score {self.score:.3f}")
+            + ("" if self.status == "ok" else f" [{self.status}]")
         )
 
 
@@ -136,6 +150,14 @@ def parse_log(text: str) -> tuple[int, float, float]:
     rewards = _REWARD.findall(text)
     steps, fps = (int(collected[-1][0]), float(collected[-1][1])) if collected else (0, 0.0)
     return steps, fps, float(rewards[-1]) if rewards else math.nan
+
+
+def last_scalar(summary_folder: str, tag: str) -> float:
+    """The last value of ``tag`` in a policy's TensorBoard folder (nan when it has none, or no folder)."""
+    from sample_factory.utils.plot import read_scalars
+
+    points = read_scalars(summary_folder).get(tag, []) if os.path.isdir(summary_folder) else []
+    return float(points[-1][1]) if points else math.nan
 
 
 def ratio(ours: float, reference: float) -> float | None:
@@ -177,13 +199,18 @@ class WorkloadSummary:
             "ref_steps_per_s": _median([r.steps_per_s for r in ref]),
             "ours_reward": _median([r.reward for r in ours]),
             "ref_reward": _median([r.reward for r in ref]),
+            "ours_score": _median([r.score for r in ours]),
+            "ref_score": _median([r.score for r in ref]),
             "fps_ratio": _median([p.fps_ratio() for p in self.pairs]),
             "steps_per_s_ratio": _median([p.steps_per_s_ratio() for p in self.pairs]),
         }
 
     def table(self) -> str:
         """The median figures as a Markdown table (the layout of docs/benchmarks.md)."""
-        m = {key: "n/a" if value is None else f"{value:.2f}" for key, value in self.medians().items()}
+        medians = self.medians()
+        m = {key: "n/a" if value is None else f"{value:.2f}" for key, value in medians.items()}
+        score_row = [f"| final whole-game score | {m['ours_score']} | {m['ref_score']} | |"]
+        has_score = medians["ours_score"] is not None or medians["ref_score"] is not None
         return "\n".join(
             [
                 f"{self.name} (median of {len(self.pairs)} runs each)",
@@ -194,6 +221,7 @@ class WorkloadSummary:
                 f"{m['steps_per_s_ratio']} |",
                 f"| final average reward | {m['ours_reward']} | {m['ref_reward']} | |",
             ]
+            + (score_row if has_score else [])
         )
 
 
@@ -243,8 +271,17 @@ def _stop_on_signal(signum: int, frame: object) -> None:
     sys.exit(128 + signum)
 
 
-def run_one(label: str, command: list[str], cwd: str, env: dict[str, str], scratch: str, limit_s: float) -> RunResult:
-    """Run ``command`` to its end or its time limit; parse its log (``<scratch>/<label>.log``)."""
+def run_one(
+    label: str,
+    command: list[str],
+    cwd: str,
+    env: dict[str, str],
+    scratch: str,
+    limit_s: float,
+    score_tag: str | None = None,
+) -> RunResult:
+    """Run ``command`` to its end or its time limit; parse its log (``<scratch>/<label>.log``) and, with
+    ``score_tag``, read that score's last value from the run's summaries (policy 0)."""
     log_path = os.path.join(scratch, f"{label}.log")
     started = time.monotonic()
     with open(log_path, "w") as log_file:
@@ -261,7 +298,10 @@ def run_one(label: str, command: list[str], cwd: str, env: dict[str, str], scrat
         steps, fps, reward = parse_log(f.read())
     if status == "ok" and steps == 0:
         status = "no FPS line"
-    return RunResult(label, steps, fps, wall_s, reward, status)
+    score = math.nan
+    if score_tag is not None:
+        score = last_scalar(os.path.join(scratch, "train_dir", label, ".summary", "0"), score_tag)
+    return RunResult(label, steps, fps, wall_s, reward, status, score)
 
 
 def training_command(python: str, workload: Workload, scratch: str, label: str) -> list[str]:
@@ -364,15 +404,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def compare(name: str, args: argparse.Namespace, ref_python: str) -> WorkloadSummary:
     """``args.reps`` pairs of runs, ours first in each pair; one line per pair as it finishes."""
     workload, summary = WORKLOADS[name], WorkloadSummary(name)
+    ours_tag, ref_tag = workload.score_tags or (None, None)
     scratch = os.path.abspath(args.scratch)
     empty_dir = os.path.join(scratch, "reference_cwd")  # nothing of this repository on the reference's path
     os.makedirs(empty_dir, exist_ok=True)
     for rep in range(args.reps):
         ours_label, ref_label = f"ours_{name}_{rep}", f"ref_{name}_{rep}"
         ours_cmd = training_command(args.ours_python, workload, scratch, ours_label)
-        ours = run_one(ours_label, ours_cmd, REPO_ROOT, child_env(REPO_ROOT), scratch, args.time_limit)
+        ours = run_one(ours_label, ours_cmd, REPO_ROOT, child_env(REPO_ROOT), scratch, args.time_limit, ours_tag)
         ref_cmd = training_command(ref_python, workload, scratch, ref_label)
-        ref = run_one(ref_label, ref_cmd, empty_dir, child_env(None), scratch, args.time_limit)
+        ref = run_one(ref_label, ref_cmd, empty_dir, child_env(None), scratch, args.time_limit, ref_tag)
         pair = Pair(rep, ours, ref)
         summary.pairs.append(pair)
         print(f"{name} run {rep}\n  ours:      {ours.describe()}\n  reference: {ref.describe()}", flush=True)

@@ -65,6 +65,31 @@ def test_medians_of_nothing_measured_print_as_not_available():
     assert "| final average reward | n/a | n/a | |" in summary.table()
 
 
+def test_last_scalar_reads_the_newest_value_of_a_tag_from_a_summary_folder(tmp_path):
+    from tensorboardX import SummaryWriter
+
+    folder = tmp_path / ".summary" / "0"
+    writer = SummaryWriter(str(folder))
+    for step, score in [(1000, 1.5), (2000, 2.25), (3000, 1.75)]:
+        writer.add_scalar("policy_stats/avg_game_score", score, step)
+    writer.add_scalar("0_aux/avg_reward", 0.4, 3000)
+    writer.close()
+    assert compare_sf2.last_scalar(str(folder), "policy_stats/avg_game_score") == 1.75
+    assert math.isnan(compare_sf2.last_scalar(str(folder), "no/such_tag"))
+    assert math.isnan(compare_sf2.last_scalar(str(tmp_path / "missing"), "policy_stats/avg_game_score"))
+
+
+def test_whole_game_scores_get_a_row_only_where_a_workload_reads_them():
+    summary = compare_sf2.WorkloadSummary("w")
+    summary.pairs = [compare_sf2.Pair(0, _result("o", 100, 20.0, 10.0), _result("r", 100, 10.0, 20.0))]
+    assert "whole-game score" not in summary.table()
+    summary.pairs[0].ours.score, summary.pairs[0].reference.score = 2.25, 1.98
+    assert "| final whole-game score | 2.25 | 1.98 | |" in summary.table()
+    assert "game score 2.250" in summary.pairs[0].ours.describe()
+    assert compare_sf2.WORKLOADS["atari_breakout_matched"].score_tags == compare_sf2.ATARI_GAME_SCORE_TAGS
+    assert compare_sf2.WORKLOADS["doom_basic_matched"].score_tags is None
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
