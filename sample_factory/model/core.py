@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
+from sample_factory.model.direct_calls import original_class
 from sample_factory.model.fast_path_checks import is_library_module
 from sample_factory.model.model_utils import ModelModule
 from sample_factory.utils.typing import Config
@@ -98,7 +99,7 @@ class ModelCoreRNN(ModelCore):
         return (
             not torch.is_grad_enabled()
             and isinstance(head_output, Tensor)
-            and type(rnn) is nn.GRU
+            and original_class(rnn) is nn.GRU  # the inference worker's direct-call GRU too
             and rnn.num_layers == 1
             and not rnn.bidirectional
             and not rnn.batch_first

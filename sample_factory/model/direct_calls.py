@@ -73,6 +73,12 @@ def call_forward_directly(model: nn.Module, force: bool = False, leave: Collecti
     return True
 
 
+def original_class(module: nn.Module) -> type:
+    """The class ``module`` had before :func:`call_forward_directly` (its own class when it was not converted)."""
+    cls = type(module)
+    return cls.__mro__[1] if cls in _DIRECT_CLASSES.values() else cls
+
+
 def _direct_class(cls: type) -> type:
     direct = _DIRECT_CLASSES.get(cls)
     if direct is None:

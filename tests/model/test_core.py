@@ -5,6 +5,7 @@ import torch
 from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
 from sample_factory.model.core import ModelCoreIdentity, ModelCoreRNN, default_make_core_func
+from sample_factory.model.direct_calls import call_forward_directly, original_class
 from sample_factory.model.model_utils import get_rnn_size
 
 RNN_CASES = [("gru", 1), ("gru", 2), ("lstm", 1), ("lstm", 3)]
@@ -188,3 +189,15 @@ def test_gru_step_keeps_the_module_under_a_global_hook_or_an_instance_forward(ma
         assert not core._gru_step_applies(x, states)
         core(x, states)
     assert seen[-1] == "instance forward"
+
+
+def test_gru_step_applies_to_the_inference_workers_direct_call_gru(make_cfg):
+    core = default_make_core_func(make_cfg(rnn_type="gru", rnn_num_layers=1, rnn_size=4), 5)
+    x, states = torch.randn(3, 5), torch.randn(3, 4)
+    with torch.no_grad():
+        expected_out, expected_states = core(x, states)
+        assert call_forward_directly(core)
+        assert type(core.core) is not torch.nn.GRU and original_class(core.core) is torch.nn.GRU
+        assert core._gru_step_applies(x, states)
+        out, new_states = core(x, states)
+    assert torch.equal(out, expected_out) and torch.equal(new_states, expected_states)
