@@ -41,13 +41,13 @@ from sample_factory.cfg.arguments import load_from_checkpoint, parse_full_cfg, p
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.enjoy import NoCheckpointError, load_agent_policies
 from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_families import add_family_args, discover_env_families, family_of, register_family_env
+from sample_factory.envs.env_families import add_family_args, discover_env_families
+from sample_factory.envs.env_families import register_cfg_env as register_eval_env  # noqa: F401  (a public name)
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
     add_registration_func_arg,
-    register_with_func,
 )
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.logging_setup import log
@@ -196,22 +196,6 @@ def parse_eval_args(argv: list[str] | None) -> Config:
         custom = bool(partial_cfg.registration_func)
         add_family_args(parser, partial_cfg.env, evaluation=True, custom_registration=custom)
     return parse_full_cfg(parser, argv)
-
-
-def register_eval_env(cfg: Config) -> None:
-    """Make ``--env`` creatable: ``--registration_func`` when given, otherwise the env's family."""
-    if cfg.env is None:
-        raise UnknownEnvError("--env is required: the env the experiment was trained on, e.g. --env=CartPole-v1")
-    if cfg.registration_func:
-        register_with_func(cfg.registration_func, cfg.env)
-    elif family_of(cfg.env) is not None:
-        register_family_env(cfg.env)
-    else:
-        raise UnknownEnvError(
-            f"--env={cfg.env} is not registered and no installed env family owns it: pass "
-            f"--registration_func=module:function naming the function that registers it (or install the package "
-            f"that provides its family)"
-        )
 
 
 def main(argv: list[str] | None = None) -> StatusCode:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from sample_factory.envs.env_utils import get_make_env_func
+from sample_factory.envs.env_utils import UnknownEnvError, get_make_env_func, register_with_func
 from sample_factory.utils.logging_setup import log
 
 ENTRY_POINT_GROUP = "sample_factory.env_families"
@@ -135,3 +135,23 @@ def register_family_env(env_name: str) -> None:
     if family is not None:
         family.call(family.register, env_name)
     get_make_env_func(env_name)
+
+
+def register_cfg_env(cfg: Any) -> None:
+    """Make ``cfg.env`` creatable for a tool that runs an env outside training (eval, enjoy helpers, samplers):
+    ``--registration_func`` when given, otherwise the env's family.
+
+    Imports nothing heavy (no torch), so a tool that only samples an env starts fast and a bad name fails at once.
+    """
+    if cfg.env is None:
+        raise UnknownEnvError("--env is required: the env the experiment was trained on, e.g. --env=CartPole-v1")
+    if cfg.registration_func:
+        register_with_func(cfg.registration_func, cfg.env)
+    elif family_of(cfg.env) is not None:
+        register_family_env(cfg.env)
+    else:
+        raise UnknownEnvError(
+            f"--env={cfg.env} is not registered and no installed env family owns it: pass "
+            f"--registration_func=module:function naming the function that registers it (or install the package "
+            f"that provides its family)"
+        )

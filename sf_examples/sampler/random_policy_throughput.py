@@ -31,13 +31,13 @@ import numpy as np
 from sample_factory.algo.utils.context import SampleFactoryContext, set_global_context, sf_global_context
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.create_env import create_env, make_env_config
+from sample_factory.envs.env_families import register_cfg_env
 from sample_factory.envs.env_info import is_multiagent_env
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
     add_registration_func_arg,
 )
-from sample_factory.eval import register_eval_env
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> StatusCode:
     cfg = parse_throughput_args(argv)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # `kill` cleans up like Ctrl+C does
     try:
-        register_eval_env(cfg)  # --registration_func, or the env's family: as sample_factory.eval does
+        register_cfg_env(cfg)  # --registration_func, or the env's family: as sample_factory.eval does
     except (UnknownEnvError, MissingDependencyError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE

@@ -82,3 +82,13 @@ def test_bad_registration_func_fails_with_the_fix() -> None:
     result = run_module(TOOL, "--env=CartPole-v1", "--registration_func=no_such_module:register", "--seconds=1")
     assert result.returncode == 1
     assert "cannot import module 'no_such_module'" in result.output
+
+
+def test_the_tool_imports_no_torch() -> None:
+    """A random policy needs no model: the tool and each of its worker processes start without torch's ~1.5 s."""
+    import subprocess
+    import sys
+
+    probe = f"import sys, {TOOL}; print(sorted(m for m in ('torch', 'sample_factory.eval') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
