@@ -42,7 +42,7 @@ from sample_factory.cfg.validation import unavailable_feature_problems, warn_abo
 from sample_factory.enjoy import NoCheckpointError, load_agent_policies
 from sample_factory.envs.create_env import create_env
 from sample_factory.envs.env_families import add_family_args, discover_env_families
-from sample_factory.envs.env_families import register_cfg_env as register_eval_env  # noqa: F401  (a public name)
+from sample_factory.envs.env_families import register_cfg_env as register_eval_env
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import (
     MissingDependencyError,

@@ -23,6 +23,7 @@ from typing import Any
 
 from sample_factory.envs.env_utils import UnknownEnvError, get_make_env_func, register_with_func
 from sample_factory.utils.logging_setup import log
+from sample_factory.utils.typing import Config
 
 ENTRY_POINT_GROUP = "sample_factory.env_families"
 
@@ -137,9 +138,9 @@ def register_family_env(env_name: str) -> None:
     get_make_env_func(env_name)
 
 
-def register_cfg_env(cfg: Any) -> None:
-    """Make ``cfg.env`` creatable for a tool that runs an env outside training (eval, enjoy helpers, samplers):
-    ``--registration_func`` when given, otherwise the env's family.
+def register_cfg_env(cfg: Config) -> None:
+    """Make ``cfg.env`` creatable for a tool that runs an env outside training (``sample_factory.eval``, the Hub
+    upload, the random-policy sampler): ``--registration_func`` when given, otherwise the env's family.
 
     Imports nothing heavy (no torch), so a tool that only samples an env starts fast and a bad name fails at once.
     """
