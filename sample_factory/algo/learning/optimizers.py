@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from collections.abc import Callable, Iterable
 
@@ -109,8 +110,12 @@ class LeanAdamStep:
     On the CartPole MLP these wrappers took 95 us of each SGD step, the update itself under 60 us. The call is the
     one ``Adam.step`` makes, with the same tensors and hyper-parameters read from the param group on every step (so
     learning-rate schedules and PBT changes apply), hence bit-identical results. Anything unusual goes the normal
-    way: another optimiser class, several param groups, step hooks, a parameter without state yet (the first step,
-    or one that got its first gradient late), amsgrad.
+    way: another optimiser class, several param groups, step hooks, amsgrad.
+
+    Moments that do not exist yet (the first step, or a parameter that got its first gradient late) are created by
+    torch's own lazy initialisation, ``Adam._init_group``, the code ``Adam.step`` runs for them. The first call of
+    ``Adam.step`` itself imports ``torch._dynamo`` (about a second of CPU, in the learner's first training step
+    while the rest of the run waits for it); a torch whose ``_init_group`` takes other arguments gets that call.
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
@@ -133,9 +138,13 @@ class LeanAdamStep:
             return False
         group = optimizer.param_groups[0]
         params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return False
         states = [optimizer.state.get(p) for p in params]
-        if not params or any(not state for state in states):
-            return False  # the normal step creates the moments
+        if any(not state for state in states):
+            if not self._create_moments(group):
+                return False  # the normal step creates them
+            states = [optimizer.state[p] for p in params]
         _fused_adam_update(
             group,
             params,
@@ -145,6 +154,28 @@ class LeanAdamStep:
             [state["step"] for state in states],
         )
         return True
+
+    def _create_moments(self, group: dict) -> bool:
+        """The missing moments and step counters of ``group``'s parameters with gradients, made by torch's own
+        ``Adam._init_group``; False where this torch's method does not take the arguments of torch 2.x."""
+        init_group = getattr(self.optimizer, "_init_group", None)
+        if init_group is None:
+            return False
+        try:
+            signature = inspect.signature(init_group)
+        except (TypeError, ValueError):
+            return False
+        if list(signature.parameters) != _ADAM_INIT_GROUP_PARAMETERS:
+            return False
+        with torch.no_grad():
+            init_group(group, [], [], [], [], [], [])
+        return True
+
+
+# the arguments of torch.optim.Adam._init_group after self (as of torch 2.13)
+_ADAM_INIT_GROUP_PARAMETERS = [
+    "group", "params_with_grad", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "state_steps",
+]  # fmt: skip
 
 
 def _fused_adam_update(

@@ -119,14 +119,47 @@ def test_lean_adam_step_is_bit_identical_to_adam_step_with_changing_lr():
             group["lr"] = 1e-2 / (1 + step)  # a schedule changes the lr between steps
         _backward(ours, step)
         _backward(theirs, step)
-        assert lean._lean_step() is (step > 0)  # the first step creates the moments the normal way
-        if step == 0:
-            ours_opt.step()
+        assert lean._lean_step()  # the first step too: torch's _init_group creates the moments
         theirs_opt.step()
     for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         assert torch.equal(a, b)
         for key in ("exp_avg", "exp_avg_sq", "step"):
             assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
+
+
+def test_lean_adam_step_creates_the_moments_of_a_parameter_that_gets_its_first_gradient_late():
+    """A parameter without a gradient is skipped and gets no state, as in torch's step; when it first gets one, its
+    moments and step counter start then, so the two parameters' counters differ, as they do with torch's step."""
+    ours, theirs = _mlp(0), _mlp(0)
+    ours_opt, theirs_opt = _adam(ours), _adam(theirs)
+    lean = LeanAdamStep(ours_opt)
+    late_ours, late_theirs = ours[-1].bias, theirs[-1].bias
+    for step in range(4):
+        _backward(ours, step)
+        _backward(theirs, step)
+        if step < 2:
+            late_ours.grad, late_theirs.grad = None, None
+        assert lean._lean_step()
+        theirs_opt.step()
+    assert ours_opt.state[late_ours]["step"].item() == 2
+    assert ours_opt.state[ours[0].weight]["step"].item() == 4
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+        assert sorted(ours_opt.state[a]) == sorted(theirs_opt.state[b])
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            assert ours_opt.state[a][key].dtype == theirs_opt.state[b][key].dtype
+            assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
+
+
+def test_lean_adam_step_leaves_an_unknown_init_group_to_the_normal_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A torch whose Adam._init_group takes other arguments: the first step goes through optimizer.step()."""
+    model = _mlp(0)
+    optimizer = _adam(model)
+    monkeypatch.setattr(optimizer, "_init_group", lambda group, params, grads: None)
+    lean = LeanAdamStep(optimizer)
+    _backward(model, 0)
+    assert not lean._lean_step()
+    assert not optimizer.state
 
 
 def test_lean_adam_step_after_loading_a_state_dict_uses_the_loaded_moments():
@@ -325,7 +358,8 @@ def test_sgd_step_without_flat_tensors_leaves_the_weights_where_they_are():
 
 def test_creating_the_optimizer_does_not_import_dynamo() -> None:
     """torch.optim's dynamo guards cost about a second of a learner's start-up when they import torch._dynamo; with
-    it unloaded they are filled with the plain methods, which then behave as before (zero_grad, state_dict)."""
+    it unloaded they are filled with the plain methods, which then behave as before (zero_grad, state_dict), and
+    training steps create the moments without ``Adam.step``."""
     code = textwrap.dedent(
         """
         import sys, types, torch
@@ -337,6 +371,11 @@ def test_creating_the_optimizer_does_not_import_dynamo() -> None:
         layer(torch.ones(1, 3)).sum().backward()
         optimizer.zero_grad()
         assert all(p.grad is None for p in layer.parameters())
+        from sample_factory.algo.learning.optimizers import SgdStep
+        sgd_step = SgdStep(optimizer, list(layer.parameters()))
+        for _ in range(2):  # the first update creates Adam's moments without Adam.step (which imports dynamo)
+            sgd_step(layer(torch.ones(1, 3)).sum(), 1.0)
+        assert len(optimizer.state) == 2
         assert optimizer.state_dict()["param_groups"][0]["lr"] == 1e-3
         print("dynamo loaded:", "torch._dynamo" in sys.modules)
         """
