@@ -5,11 +5,10 @@ python -m sf_examples.train_gym_env --env=CartPole-v1 --experiment=cartpole
 
 from __future__ import annotations
 
-import sys
-
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.cfg.flags_extras import evaluation_flag
 from sample_factory.train import run_rl
+from sample_factory.utils.processes import exit_process
 from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults, register_gym_env
 
 DEFAULT_ENJOY_SCRIPT = "sf_examples.enjoy_gym_env"
@@ -66,4 +65,4 @@ def print_watch_hint(cfg) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)

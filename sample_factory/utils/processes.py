@@ -1,10 +1,13 @@
 """Decisions about the OS processes of a run that do not depend on what the process does: CPU pinning; finding a
-child of a run by its process title (tests and benchmarks that kill one)."""
+child of a run by its process title (tests and benchmarks that kill one); leaving a finished command quickly."""
 
 from __future__ import annotations
 
+import atexit
 import os
-from typing import Any
+import sys
+import threading
+from typing import Any, NoReturn
 
 
 def pins_rollout_workers(cfg: Any) -> bool:
@@ -76,3 +79,29 @@ def pid_by_title(session: int, title: str) -> int:
         if args.startswith(f"{title} "):
             return int(entry)
     raise LookupError(f"no process titled {title} in session {session}")
+
+
+def exit_process(status: int | None) -> NoReturn:
+    """End a finished command with exit code ``status`` (None: 0), without the interpreter's teardown of its modules.
+
+    Once a command that imported torch returns, Python spends about 0.45 s of CPU clearing every module and the
+    objects they hold before the process ends (``python -c "import torch"`` alone pays it): a tenth of a short run's
+    fixed cost. Here everything an exit is relied on for happens as in ``sys.exit``: the atexit handlers run (log
+    files flushed and closed, temporary folders removed, multiprocessing's children joined and its resources
+    released) and stdout and stderr are flushed; then ``os._exit`` ends the process. Where a thread that is not a
+    daemon still runs (the normal exit would wait for it), or ``status`` is not an int, this is ``sys.exit(status)``.
+    For the ``__main__`` of command-line scripts only: code that called a library function expects it to return.
+    """
+    code = 0 if status is None else status
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    if not isinstance(code, int) or any(not t.daemon for t in others):
+        sys.exit(status)
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):  # closed, a broken pipe, or replaced by None
+                pass
+        os._exit(code & 0xFF)  # what the OS keeps of sys.exit's code too (-1 gives 255)

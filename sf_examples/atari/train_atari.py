@@ -10,8 +10,7 @@ the full table is in ``docs/atari.md``).
 
 from __future__ import annotations
 
-import sys
-
+from sample_factory.utils.processes import exit_process
 from sample_factory.utils.typing import StatusCode
 from sf_examples.atari.atari_games import ATARI_ENVS
 from sf_examples.atari.atari_utils import make_atari_env
@@ -36,4 +35,4 @@ def main() -> StatusCode:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)

@@ -10,12 +10,11 @@ level's human-normalised score (``hns/<level>``) and their capped mean (``dmlab/
 
 from __future__ import annotations
 
-import sys
-
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import MissingDependencyError, unknown_env_message
 from sample_factory.train import make_runner
 from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.processes import exit_process
 from sample_factory.utils.typing import Config, StatusCode
 from sample_factory.utils.utils import log
 from sf_examples.dmlab.dmlab_env import import_deepmind_lab
@@ -91,4 +90,4 @@ def main() -> StatusCode:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)

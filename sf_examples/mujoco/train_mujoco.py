@@ -10,8 +10,7 @@ Envs: ``mujoco_ant``, ``mujoco_halfcheetah``, ``mujoco_hopper``, ``mujoco_humano
 
 from __future__ import annotations
 
-import sys
-
+from sample_factory.utils.processes import exit_process
 from sample_factory.utils.typing import StatusCode
 from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
 from sf_examples.families import MUJOCO
@@ -35,4 +34,4 @@ def main() -> StatusCode:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)

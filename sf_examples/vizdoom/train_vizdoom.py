@@ -11,9 +11,8 @@ Envs: ``doom_basic``, ``doom_my_way_home``, ``doom_deadly_corridor``, ``doom_def
 
 from __future__ import annotations
 
-import sys
-
 from sample_factory.algo.utils.context import global_model_factory
+from sample_factory.utils.processes import exit_process
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
 from sf_examples.families import VIZDOOM
@@ -63,4 +62,4 @@ def main() -> StatusCode:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)

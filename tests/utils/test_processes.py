@@ -1,10 +1,12 @@
-"""CPU cores each rollout worker is pinned to; finding a run's child by its process title."""
+"""CPU cores each rollout worker is pinned to; finding a run's child by its process title; a finished command's quick
+exit that still does what an exit is relied on for."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -79,3 +81,48 @@ def test_pid_by_title_finds_the_titled_process_of_its_session_only():
             pid_by_title(os.getpgid(0), "probe_w0")  # another session's process is never returned
     finally:
         proc.communicate("")
+
+
+def _exit_script(tmp_path, body: str) -> subprocess.CompletedProcess:
+    """Run ``body`` (which ends by calling exit_process) in a fresh interpreter that registered an atexit handler."""
+    marker = tmp_path / "atexit_ran"
+    code = textwrap.dedent(
+        f"""
+        import atexit, sys, threading, time
+        from sample_factory.utils.processes import exit_process
+        atexit.register(lambda: open({str(marker)!r}, "w").write("yes"))
+        sys.stdout.write("buffered, no newline")  # a pipe: block-buffered, lost unless flushed
+        """
+    ) + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("status, expected", [(3, 3), (None, 0), (0, 0), (-1, 255)])
+def test_exit_process_runs_atexit_flushes_and_keeps_the_exit_code(tmp_path, status, expected):
+    result = _exit_script(tmp_path, f"exit_process({status!r})\nprint('not reached')\n")
+    assert result.returncode == expected, result.stderr
+    assert result.stdout == "buffered, no newline"
+    assert (tmp_path / "atexit_ran").read_text() == "yes"
+
+
+def test_exit_process_waits_for_a_running_non_daemon_thread_like_sys_exit(tmp_path):
+    """os._exit would kill the thread mid-work: the normal exit runs instead, which waits for it to finish."""
+    body = """
+        done = []
+        release = threading.Event()
+        worker = threading.Thread(target=lambda: (release.wait(), time.sleep(0.2), done.append(1), print(" done")))
+        worker.start()
+        atexit.register(lambda: print(" threads done:", len(done)))
+        threading.Timer(0.1, release.set).start()
+        exit_process(4)
+    """
+    result = _exit_script(tmp_path, body)
+    assert result.returncode == 4, result.stderr
+    assert "done" in result.stdout and "threads done: 1" in result.stdout
+    assert (tmp_path / "atexit_ran").read_text() == "yes"
+
+
+def test_exit_process_with_a_message_status_is_sys_exit(tmp_path):
+    result = _exit_script(tmp_path, "exit_process('bad flag: --x')\n")
+    assert result.returncode == 1
+    assert "bad flag: --x" in result.stderr

@@ -10,8 +10,7 @@ Each rollout worker holds one EnvPool instance of ``--env_agents`` copies of the
 
 from __future__ import annotations
 
-import sys
-
+from sample_factory.utils.processes import exit_process
 from sf_examples.envpool.envpool_family import ENVPOOL_MUJOCO as SCRIPTS
 
 # register_envpool_mujoco_envs(env_name=None): every envpool_mujoco_* name (without envpool: one error line, at once);
@@ -22,4 +21,4 @@ parse_envpool_mujoco_cfg = parse_mujoco_cfg = SCRIPTS.parse_cfg
 main = SCRIPTS.run  # main() -> StatusCode: parse, check the env name and envpool, register, train
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())  # sys.exit without the interpreter's module teardown (see exit_process)
