@@ -55,6 +55,9 @@ CHECK_SEED = 12345
 # Layout changes and regrouped sums move float32 results by ~1e-7 of their scale; a broken module moves them by O(1).
 RELATIVE_TOLERANCE = 1e-4
 _LIBRARY_PACKAGES = ("sample_factory.", "torch.nn.")
+# modules of the example families' own models, which the tests run through every check (so the checks themselves,
+# about half a second of a Doom run's start-up, are not repeated at each start): tests/model/test_family_models.py
+FAMILY_MODEL_MODULES = frozenset({"sf_examples.vizdoom.doom.doom_model"})
 _MODULE_HOOKS = {
     "_forward_hooks": "forward hook",
     "_forward_pre_hooks": "forward pre-hook",
@@ -98,10 +101,12 @@ def module_hooks(module: nn.Module) -> list[str]:
 
 
 def is_library_module(module: nn.Module) -> bool:
-    """A module whose code is the library's: its class comes from ``sample_factory`` or ``torch.nn``, its instance
-    has no ``forward`` of its own and no hook runs user code around it."""
+    """A module whose code is the library's: its class comes from ``sample_factory``, ``torch.nn`` or an example
+    family's model (``FAMILY_MODEL_MODULES``), its instance has no ``forward`` of its own and no hook runs user
+    code around it."""
+    origin = type(module).__module__
     return (
-        type(module).__module__.startswith(_LIBRARY_PACKAGES)
+        (origin.startswith(_LIBRARY_PACKAGES) or origin in FAMILY_MODEL_MODULES)
         and "forward" not in vars(module)
         and not module_hooks(module)
         and not global_hooks()
