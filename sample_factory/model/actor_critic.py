@@ -76,8 +76,6 @@ class ActorCritic(ModelModule):
         if cfg.normalize_returns:
             self.returns_normalizer = RunningMeanStdInPlace(())
         self.last_action_distribution: ActionDistribution | None = None
-        # set by a learner that trains channels-last: the blockwise normalisation then writes NHWC image batches
-        self.blockwise_pixels_channels_last = False
 
     # ---- observations -------------------------------------------------------------------------------------------
 
@@ -156,8 +154,7 @@ class ActorCritic(ModelModule):
         image = key in self._image_keys
         subtract = self.cfg.obs_subtract_mean if image else 0.0
         scale = self.cfg.obs_scale if image else 1.0
-        normalizer = self.obs_normalizer.running_mean_std[key]
-        return normalize_pixels_blockwise(normalizer, x, subtract, scale, self.blockwise_pixels_channels_last)
+        return normalize_pixels_blockwise(self.obs_normalizer.running_mean_std[key], x, subtract, scale)
 
     # ---- forward ------------------------------------------------------------------------------------------------
 

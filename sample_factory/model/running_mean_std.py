@@ -189,7 +189,7 @@ BLOCK_ALIGN = 64
 
 @torch.no_grad()
 def normalize_pixels_blockwise(
-    normalizer: RunningMeanStdInPlace, pixels: Tensor, subtract: float, scale: float, channels_last: bool = False
+    normalizer: RunningMeanStdInPlace, pixels: Tensor, subtract: float, scale: float
 ) -> Tensor:
     """``normalizer`` in train mode applied to ``(pixels.float() - subtract) / scale``, block of pixels by block.
 
@@ -201,29 +201,17 @@ def normalize_pixels_blockwise(
     moments are the float32 two-pass ones of ``_batch_moments`` for large samples), so the result and the updated
     statistics are bitwise the same.
 
-    With ``channels_last`` (image batches ``[B, C, H, W]``) the result is laid out NHWC, as a learner that trains
-    channels-last needs it: each block is normalised in a scratch buffer and written to its place in the NHWC
-    tensor while in cache, instead of converting the whole NCHW result afterwards (another pass over 57 MB). The
-    values are the same, bit for bit.
-
     Args:
         normalizer: per-element statistics (not ``per_channel``, not ``norm_only``) of ``input_shape``.
         pixels: integer tensor ``[B, *input_shape]``, ``B >= 1``; not modified.
         subtract, scale: ``--obs_subtract_mean`` and ``--obs_scale`` (0 and 1 leave the values as they are).
-        channels_last: NHWC result for ``[B, C, H, W]`` pixels (ignored for other shapes).
 
     Returns:
         a new float32 tensor ``[B, *input_shape]``.
     """
     num_samples = pixels.shape[0]
     source = pixels.reshape(num_samples, -1)
-    nhwc = channels_last and pixels.dim() == 4
-    if nhwc:
-        result = torch.empty(pixels.shape, dtype=torch.float32, device=source.device, memory_format=torch.channels_last)
-        num_channels = pixels.shape[1]
-        plane = pixels.shape[2] * pixels.shape[3]
-        # [B, H*W, C] view of the NHWC memory: channel c of positions p0:p1 is [:, p0:p1, c]
-        result_positions = result.permute(0, 2, 3, 1).view(num_samples, plane, num_channels)
+    out = torch.empty(source.shape, dtype=torch.float32, device=source.device)
     # blocks of whole groups of BLOCK_ALIGN positions, the last one also taking the remainder: torch sums the
     # columns of a block in vector groups and the rest one by one, and only this cut groups every sum as a single
     # pass over the whole batch does
@@ -231,14 +219,11 @@ def normalize_pixels_blockwise(
     block = max(BLOCK_ALIGN, BLOCK_BYTES // (4 * num_samples) // BLOCK_ALIGN * BLOCK_ALIGN)
     starts = list(range(0, max(width - block + 1, 1), block))
     ends = starts[1:] + [width]
-    widest = max(end - start for start, end in zip(starts, ends, strict=True))
-    scratch = torch.empty((num_samples, widest), dtype=torch.float32, device=source.device)
-    # NCHW: each block is normalised where it stays; NHWC: in a buffer of its own, then written to its place
-    out = torch.empty_like(scratch) if nhwc else torch.empty(source.shape, dtype=torch.float32, device=source.device)
+    scratch = torch.empty_like(out[:, : max(end - start for start, end in zip(starts, ends, strict=True))])
     running_mean, running_var = normalizer.running_mean.view(-1), normalizer.running_var.view(-1)
     count = normalizer.count.clone()
     for start, end in zip(starts, ends, strict=True):
-        values = out[:, : end - start] if nhwc else out[:, start:end]
+        values = out[:, start:end]
         values.copy_(source[:, start:end])
         if subtract != 0.0:
             values.sub_(subtract)
@@ -252,21 +237,8 @@ def normalize_pixels_blockwise(
         )
         std = torch.sqrt(var + normalizer.epsilon)
         values.sub_(mean.to(torch.float32)).div_(std.to(torch.float32)).clamp_(-normalizer.clip, normalizer.clip)
-        if nhwc:
-            _write_nhwc_block(result_positions, values, start, plane)
     normalizer.count.copy_(count + num_samples)
-    return result if nhwc else out.view(pixels.shape)
-
-
-def _write_nhwc_block(positions: Tensor, values: Tensor, start: int, plane: int) -> None:
-    """Copy ``values`` ([B, n]: flat CHW positions ``start .. start + n``) into ``positions`` ([B, H*W, C], NHWC
-    memory), one channel's run of positions at a time (a block may span the end of one channel and the next)."""
-    offset, end = 0, start + values.shape[1]
-    while start < end:
-        channel, first = divmod(start, plane)
-        count = min(plane - first, end - start)
-        positions[:, first : first + count, channel].copy_(values[:, offset : offset + count])
-        start, offset = start + count, offset + count
+    return out.view(pixels.shape)
 
 
 def normalizes_blockwise(normalizer: nn.Module, pixels: Tensor) -> bool:

@@ -65,36 +65,6 @@ def test_blocks_of_an_odd_sized_sample_with_an_uneven_last_block(monkeypatch):
     assert torch.equal(blockwise.running_var, plain.running_var)
 
 
-@pytest.mark.parametrize("batch", [1, 37, 512])
-def test_the_channels_last_result_is_the_same_values_in_nhwc_memory(batch):
-    nchw, nhwc = RunningMeanStdInPlace(DOOM), RunningMeanStdInPlace(DOOM)
-    for seed in range(2):
-        pixels = _pixels(batch, DOOM, seed)
-        expected = normalize_pixels_blockwise(nchw, pixels, 0.0, 255.0)
-        result = normalize_pixels_blockwise(nhwc, pixels, 0.0, 255.0, channels_last=True)
-        assert result.shape == pixels.shape and result.is_contiguous(memory_format=torch.channels_last)
-        assert torch.equal(result, expected)
-        for name in ("running_mean", "running_var", "count"):
-            assert torch.equal(getattr(nhwc, name), getattr(nchw, name)), name
-
-
-def test_channels_last_blocks_that_span_two_channels(monkeypatch):
-    monkeypatch.setattr(running_mean_std, "BLOCK_BYTES", 4 * 8 * 100)  # blocks of 64 positions, planes of 1517
-    shape = (3, 37, 41)
-    plain, blockwise = RunningMeanStdInPlace(shape), RunningMeanStdInPlace(shape)
-    pixels = _pixels(8, shape, seed=5)
-    result = normalize_pixels_blockwise(blockwise, pixels, 0.0, 255.0, channels_last=True)
-    assert result.is_contiguous(memory_format=torch.channels_last)
-    assert torch.equal(result, _step_by_step(plain, pixels, 0, 255))
-
-
-def test_channels_last_leaves_other_shapes_as_they_are():
-    normalizer = RunningMeanStdInPlace((3 * 64 * 70,))
-    pixels = _pixels(4, (3, 64, 70), seed=2).view(4, -1)  # flat samples: nothing to lay out
-    result = normalize_pixels_blockwise(normalizer, pixels, 0.0, 255.0, channels_last=True)
-    assert result.shape == pixels.shape and result.is_contiguous()
-
-
 def test_the_cached_mean_and_std_follow_the_blockwise_update():
     normalizer = RunningMeanStdInPlace(DOOM)
     normalizer.eval()

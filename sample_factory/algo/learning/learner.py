@@ -135,7 +135,6 @@ class Learner:
         self.channels_last = trains_faster_channels_last(self.actor_critic, self.device) and fast_paths.channels_last()
         if self.channels_last:  # before the optimiser is made: its moment buffers take the parameters' layout
             self.actor_critic.to(memory_format=torch.channels_last)
-            self.actor_critic.blockwise_pixels_channels_last = True  # batches normalised straight into NHWC
         self.actor_critic.train()
         params = list(self.actor_critic.parameters())
         self.optimizer = make_optimizer(self.cfg, params)
