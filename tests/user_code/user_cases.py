@@ -123,12 +123,16 @@ class CountingObserver(AlgoObserver):
     def extra_summaries(self, runner, policy_id, env_steps, summary_writer) -> None:
         summary_writer.add_scalar("user/episodes_seen", self.episodes, env_steps)
         self.summaries += 1
+        self._save(runner)  # the run's last summaries come after on_stop: a run shorter than one interval has no other
 
     def on_episode(self, runner, msg, policy_id) -> None:
         self.episodes += 1
         self.extra_stats_seen += int("pole_length" in msg["episodic"]["episode_extra_stats"])
 
     def on_stop(self, runner) -> None:
+        self._save(runner)
+
+    def _save(self, runner) -> None:
         with open(os.path.join(experiment_dir(runner.cfg), "user_observer.json"), "w") as f:
             json.dump(vars(self), f)
 
