@@ -93,7 +93,7 @@ def exit_process(status: int | None) -> NoReturn:
     For the ``__main__`` of command-line scripts only: code that called a library function expects it to return.
     """
     code = 0 if status is None else status
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]  # the running ones
     if not isinstance(code, int) or any(not t.daemon for t in others):
         sys.exit(status)
     try:
