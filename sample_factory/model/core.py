@@ -15,7 +15,7 @@ from torch.nn.utils.rnn import PackedSequence
 
 from sample_factory.model.direct_calls import original_class
 from sample_factory.model.fast_path_checks import is_library_module
-from sample_factory.model.model_utils import ModelModule
+from sample_factory.model.model_utils import ModelModule, keep_torch_init
 from sample_factory.utils.typing import Config
 
 CoreInput = Tensor | PackedSequence
@@ -50,7 +50,7 @@ class ModelCoreRNN(ModelCore):
         self.num_layers = cfg.rnn_num_layers
         self.hidden_size = cfg.rnn_size
         rnn_cls = nn.LSTM if self.is_lstm else nn.GRU
-        self.core = rnn_cls(input_size, self.hidden_size, self.num_layers)
+        self.core = keep_torch_init(rnn_cls(input_size, self.hidden_size, self.num_layers))  # see keep_torch_init
         self.core_output_size = self.hidden_size
 
     def rnn_state_size(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from sample_factory.model.model_utils import ModelModule, create_mlp, mlp_out_size, nonlinearity
+from sample_factory.model.model_utils import ModelModule, create_mlp, keep_torch_init, mlp_out_size, nonlinearity
 from sample_factory.utils.typing import Config
 
 
@@ -17,7 +17,7 @@ class MlpDecoder(Decoder):
 
     def __init__(self, cfg: Config, decoder_input_size: int) -> None:
         super().__init__(cfg)
-        self.mlp = create_mlp(cfg.decoder_mlp_layers, decoder_input_size, nonlinearity(cfg))
+        self.mlp = keep_torch_init(create_mlp(cfg.decoder_mlp_layers, decoder_input_size, nonlinearity(cfg)))
         self.decoder_out_size = mlp_out_size(cfg.decoder_mlp_layers, decoder_input_size)
 
     def forward(self, core_output: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ import gymnasium as gym
 import torch
 from torch import Tensor, nn
 
-from sample_factory.model.model_utils import ModelModule, create_mlp, mlp_out_size, nonlinearity
+from sample_factory.model.model_utils import ModelModule, create_mlp, keep_torch_init, mlp_out_size, nonlinearity
 from sample_factory.utils.torch_utils import calc_num_elements
 from sample_factory.utils.typing import Config, ObsSpace
 
@@ -58,7 +58,7 @@ class MlpEncoder(Encoder):
     def __init__(self, cfg: Config, obs_space: gym.spaces.Box) -> None:
         super().__init__(cfg)
         input_size = math.prod(obs_space.shape)
-        self.mlp_head = create_mlp(cfg.encoder_mlp_layers, input_size, nonlinearity(cfg))
+        self.mlp_head = keep_torch_init(create_mlp(cfg.encoder_mlp_layers, input_size, nonlinearity(cfg)))
         self.out_size = mlp_out_size(cfg.encoder_mlp_layers, input_size)
 
     def forward(self, obs: Tensor) -> Tensor:
@@ -108,6 +108,8 @@ class ConvEncoder(_ConvMlpEncoder):
             raise ValueError(f"--encoder_conv_architecture={arch!r} is not one of {known}")
         self.conv_head = conv_head_from_spec(cfg, obs_space.shape[0], _CONV_ARCHITECTURES[arch])
         self._build_mlp(cfg, obs_space.shape)
+        keep_torch_init(self.conv_head)  # as Sample Factory 2's plain conv encoder: see keep_torch_init
+        keep_torch_init(self.mlp_layers)
 
 
 class ResBlock(nn.Module):

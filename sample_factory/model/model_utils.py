@@ -116,7 +116,7 @@ def init_layer_weights(layer: nn.Module, init_matrix: MatrixInit) -> None:
     Layers of other types (activations, normalisers, user modules without weights) are not touched, so this is meant
     for ``module.apply``. The one place that decides which layers an initialisation scheme reaches.
     """
-    if isinstance(layer, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+    if isinstance(layer, _LINEAR_TYPES):
         with torch.no_grad():
             init_matrix(layer.weight)
             if layer.bias is not None:
@@ -125,15 +125,49 @@ def init_layer_weights(layer: nn.Module, init_matrix: MatrixInit) -> None:
         _init_rnn(layer, init_matrix)
 
 
+_LINEAR_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+# attribute set on the layers of the library's own MLPs, plain conv encoders and RNN cores (see keep_torch_init)
+_KEEPS_TORCH_INIT = "_keeps_torch_init"
+
+
+def keep_torch_init(module: nn.Module) -> nn.Module:
+    """Mark every layer of ``module`` to keep torch's own weight initialisation under ``--policy_initialization``.
+
+    Sample Factory 2.1.1 applies the initialisation scheme only to the layers it sees as plain ``nn.Linear`` /
+    ``nn.Conv2d`` modules: the policy and value heads, the ResNet encoder and users' own layers. The layers of its
+    MLP encoder, plain conv encoders (convnet_simple, convnet_atari, convnet_impala), MLP decoder and RNN core keep
+    torch's default weights (their Linear and conv biases are still zeroed; the RNN's biases stay as torch made
+    them), which is what its checkpoints show. The library's same parts are marked with this so that the same flags
+    start training from the same weight distributions: with orthogonal weights in every layer the features of a
+    Doom frame are several times larger and the first updates change the policy about ten times as much.
+    Returns ``module``.
+    """
+    for layer in module.modules():
+        setattr(layer, _KEEPS_TORCH_INIT, True)
+    return module
+
+
+def keeps_torch_init(layer: nn.Module) -> bool:
+    """Whether ``layer`` was marked by ``keep_torch_init``."""
+    return bool(getattr(layer, _KEEPS_TORCH_INIT, False))
+
+
 def initialize_weights(layer: nn.Module, scheme: str, gain: float) -> None:
     """Init one layer per ``--policy_initialization`` / ``--policy_init_gain``; meant for ``module.apply``.
 
-    Linear and conv weights (and RNN gate weights) get ``scheme``, their biases zero. ``torch_default`` leaves every
-    layer as torch built it. Layers of other types (normalisers, user modules without weights) are not touched.
+    Linear and conv biases start at zero under every scheme. Their weights, and RNN gate weights (gate by gate,
+    with zero biases), get ``scheme``, except in the library's layers marked by ``keep_torch_init``, which keep
+    torch's weights (and an RNN's biases). ``torch_default`` keeps torch's weights everywhere. Layers of other types
+    (normalisers, user modules without weights) are not touched.
     """
-    if scheme == "torch_default":
-        return
-    init_layer_weights(layer, _matrix_init(scheme, gain))
+    if scheme != "torch_default":
+        init_matrix = _matrix_init(scheme, gain)  # checks the name first, whatever the layer
+        if not keeps_torch_init(layer):
+            init_layer_weights(layer, init_matrix)
+            return
+    if isinstance(layer, _LINEAR_TYPES) and layer.bias is not None:
+        with torch.no_grad():
+            layer.bias.zero_()
 
 
 def model_device(model: nn.Module) -> torch.device | None:

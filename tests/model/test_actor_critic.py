@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_sequence
 
+from sample_factory.algo.utils.context import global_model_factory
 from sample_factory.model.action_distributions import calc_num_action_parameters, calc_num_actions
 from sample_factory.model.actor_critic import (
     ActorCritic,
@@ -17,6 +18,7 @@ from sample_factory.model.actor_critic import (
     ActorCriticSharedWeights,
     create_actor_critic,
 )
+from sample_factory.model.encoder import Encoder
 from sample_factory.model.model_utils import get_rnn_size
 
 BATCH = 4
@@ -187,14 +189,58 @@ def test_policy_output_shapes():
     assert ActorCritic.policy_output_shapes(3, 6)[0] == ("actions", [3])
 
 
-def test_orthogonal_init_of_whole_model(make_cfg):
-    model, _ = build(make_cfg, VECTOR, ACTION_SPACES["discrete"], policy_init_gain=1.5)
-    matrices = [m.weight for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    matrices += list(model.core.core.weight_hh_l0.chunk(3, dim=0))
-    for w in matrices:
-        gram = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
-        torch.testing.assert_close(gram, 1.5**2 * torch.eye(gram.shape[0]), atol=1e-4, rtol=0)
+def _is_orthogonal(w: torch.Tensor, gain: float) -> bool:
+    w = w.reshape(w.shape[0], -1)
+    gram = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+    return torch.allclose(gram, gain**2 * torch.eye(gram.shape[0]), atol=1e-4)
+
+
+def _within_torch_bound(w: torch.Tensor, fan_in: int | None = None) -> bool:
+    """Within the bound of torch's default init, 1/sqrt(fan_in) (an RNN's fan-in is its hidden size)."""
+    fan_in = fan_in or w[0].numel()
+    return bool(w.abs().max() <= fan_in**-0.5) and not _is_orthogonal(w, 1.0)
+
+
+def test_the_scheme_reaches_the_heads_while_the_library_parts_keep_torch_init(make_cfg):
+    """The weight distributions Sample Factory 2.1.1 starts from with the same flags (see keep_torch_init)."""
+    model, _ = build(make_cfg, VECTOR, ACTION_SPACES["discrete"], policy_init_gain=1.5, decoder_mlp_layers=[16])
+    assert _is_orthogonal(model.critic_linear.weight, 1.5)
+    assert _is_orthogonal(model.action_parameterization.distribution_linear.weight, 1.5)
+    library = [m.weight for m in [*model.encoder.modules(), *model.decoder.modules()] if isinstance(m, torch.nn.Linear)]
+    assert len(library) == 3 and all(_within_torch_bound(w) for w in library)
+    rnn = model.core.core
+    assert _within_torch_bound(rnn.weight_ih_l0, rnn.hidden_size) and _within_torch_bound(rnn.weight_hh_l0, rnn.hidden_size)
     assert all(torch.all(m.bias == 0) for m in model.modules() if isinstance(m, torch.nn.Linear))
+    assert torch.any(model.core.core.bias_hh_l0 != 0)  # the RNN's biases are torch's too
+
+
+@pytest.mark.parametrize(("arch", "orthogonal"), [("convnet_simple", False), ("resnet_impala", True)])
+def test_conv_encoders_initialised_as_in_sample_factory_2(make_cfg, arch, orthogonal):
+    """The plain conv encoders keep torch's weights, the ResNet encoder gets the scheme."""
+    model, _ = build(make_cfg, IMAGE, ACTION_SPACES["discrete"], encoder_conv_architecture=arch)
+    layers = [m for m in model.encoder.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))]
+    assert layers and all(torch.all(m.bias == 0) for m in layers)
+    if orthogonal:
+        assert all(_is_orthogonal(m.weight, 1.0) for m in layers)
+    else:
+        assert all(_within_torch_bound(m.weight) for m in layers)
+
+
+def test_a_users_own_layers_get_the_scheme(make_cfg):
+    class UserEncoder(Encoder):
+        def __init__(self, cfg, obs_space):
+            super().__init__(cfg)
+            self.linear = torch.nn.Linear(obs_space["obs"].shape[0], 24)
+
+        def forward(self, obs_dict):
+            return self.linear(obs_dict["obs"])
+
+        def get_out_size(self):
+            return 24
+
+    global_model_factory().register_encoder_factory(UserEncoder)
+    model, _ = build(make_cfg, VECTOR, ACTION_SPACES["discrete"], policy_init_gain=1.5)
+    assert _is_orthogonal(model.encoder.linear.weight, 1.5) and torch.all(model.encoder.linear.bias == 0)
 
 
 def test_one_dimensional_box_keeps_its_action_dimension(make_cfg):

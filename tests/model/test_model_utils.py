@@ -4,7 +4,15 @@ import pytest
 import torch
 from torch import nn
 
-from sample_factory.model.model_utils import create_mlp, get_rnn_size, initialize_weights, model_device, nonlinearity
+from sample_factory.model.model_utils import (
+    create_mlp,
+    get_rnn_size,
+    initialize_weights,
+    keep_torch_init,
+    keeps_torch_init,
+    model_device,
+    nonlinearity,
+)
 
 
 @pytest.mark.parametrize(("name", "cls"), [("elu", nn.ELU), ("relu", nn.ReLU), ("tanh", nn.Tanh)])
@@ -71,11 +79,31 @@ def test_xavier_init_stays_within_bound():
     assert torch.all(layer.bias == 0)
 
 
-def test_torch_default_leaves_weights_alone():
+def test_torch_default_keeps_weights_and_zeroes_biases():
     layer = nn.Linear(4, 4)
-    before = layer.weight.detach().clone(), layer.bias.detach().clone()
+    weight = layer.weight.detach().clone()
     initialize_weights(layer, "torch_default", 1.0)
-    assert torch.equal(layer.weight, before[0]) and torch.equal(layer.bias, before[1])
+    assert torch.equal(layer.weight, weight) and torch.all(layer.bias == 0)
+
+
+@pytest.mark.parametrize("scheme", ["orthogonal", "xavier_uniform", "torch_default"])
+def test_marked_layers_keep_torch_weights_under_every_scheme(scheme):
+    model = nn.Sequential(nn.Linear(6, 10), nn.GRU(5, 7))
+    keep_torch_init(model)
+    assert all(keeps_torch_init(layer) for layer in model.modules())
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    model.apply(lambda m: initialize_weights(m, scheme, 2.0))
+    assert torch.equal(model[0].weight, before["0.weight"]) and torch.all(model[0].bias == 0)
+    for name, param in model[1].named_parameters():  # the RNN's weights and biases stay as torch made them
+        assert torch.equal(param, before[f"1.{name}"])
+    assert torch.any(model[1].bias_ih_l0 != 0)
+
+
+def test_unmarked_layers_next_to_marked_ones_get_the_scheme():
+    model = nn.Sequential(keep_torch_init(nn.Linear(6, 10)), nn.Linear(10, 3))
+    model.apply(lambda m: initialize_weights(m, "orthogonal", 1.0))
+    assert not keeps_torch_init(model[1]) and _is_orthogonal(model[1].weight)
+    assert not _is_orthogonal(model[0].weight)
 
 
 def test_unknown_init_scheme_names_the_flag():
