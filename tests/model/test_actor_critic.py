@@ -209,7 +209,7 @@ def test_the_scheme_reaches_the_heads_while_the_library_parts_keep_torch_init(ma
     library = [m.weight for m in [*model.encoder.modules(), *model.decoder.modules()] if isinstance(m, torch.nn.Linear)]
     assert len(library) == 3 and all(_within_torch_bound(w) for w in library)
     rnn = model.core.core
-    assert _within_torch_bound(rnn.weight_ih_l0, rnn.hidden_size) and _within_torch_bound(rnn.weight_hh_l0, rnn.hidden_size)
+    assert all(_within_torch_bound(w, rnn.hidden_size) for w in (rnn.weight_ih_l0, rnn.weight_hh_l0))
     assert all(torch.all(m.bias == 0) for m in model.modules() if isinstance(m, torch.nn.Linear))
     assert torch.any(model.core.core.bias_hh_l0 != 0)  # the RNN's biases are torch's too
 
