@@ -15,6 +15,7 @@ from torch.nn.utils.rnn import PackedSequence
 
 from sample_factory.model.direct_calls import original_class
 from sample_factory.model.fast_path_checks import is_library_module
+from sample_factory.model.gru_bptt import packed_gru, packed_gru_applies
 from sample_factory.model.model_utils import ModelModule, keep_torch_init
 from sample_factory.utils.typing import Config
 
@@ -52,6 +53,8 @@ class ModelCoreRNN(ModelCore):
         rnn_cls = nn.LSTM if self.is_lstm else nn.GRU
         self.core = keep_torch_init(rnn_cls(input_size, self.hidden_size, self.num_layers))  # see keep_torch_init
         self.core_output_size = self.hidden_size
+        # packed sequences through gru_bptt.packed_gru where it applies; the learner switches it on (its fast paths)
+        self.gru_bptt = False
 
     def rnn_state_size(self) -> int:
         """Width of the flat state this core reads and writes."""
@@ -108,6 +111,16 @@ class ModelCoreRNN(ModelCore):
             and rnn_states.shape[-1] == self.hidden_size  # other widths get unflatten_states' error
         )
 
+    def _gru_bptt_applies(self, packed: PackedSequence, rnn_states: Tensor) -> bool:
+        """Whether packed sequences may run through ``gru_bptt.packed_gru``: switched on, and the plain single-layer
+        CPU GRU this class made, without hooks on it or on every module and without a ``forward`` of its own."""
+        return (
+            self.gru_bptt
+            and rnn_states.shape[-1] == self.hidden_size
+            and is_library_module(self.core)
+            and packed_gru_applies(self.core, packed, rnn_states)
+        )
+
     def forward(self, head_output: CoreInput, rnn_states: Tensor) -> tuple[CoreInput, Tensor]:
         if self._gru_step_applies(head_output, rnn_states):
             rnn = self.core
@@ -116,6 +129,8 @@ class ModelCoreRNN(ModelCore):
                 getattr(rnn, "bias_ih_l0", None), getattr(rnn, "bias_hh_l0", None),
             )  # fmt: skip
             return new_states.clone(), new_states  # the output apart from the states, as nn.GRU returns them
+        if isinstance(head_output, PackedSequence) and self._gru_bptt_applies(head_output, rnn_states):
+            return packed_gru(self.core, head_output, rnn_states)
         hidden = self.unflatten_states(rnn_states)
         if isinstance(head_output, PackedSequence):
             x, new_hidden = self.core(head_output, hidden)

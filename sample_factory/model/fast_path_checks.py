@@ -34,12 +34,13 @@ from sample_factory.model.encoder import ACTION_MASK_KEY, as_dict_space
 from sample_factory.utils.torch_utils import as_channels_last
 from sample_factory.utils.utils import log
 
-CHANNELS_LAST, DIRECT_CALLS, INFERENCE_MODE, FLAT_ADAM, FUSED_LOSS = (
+CHANNELS_LAST, DIRECT_CALLS, INFERENCE_MODE, FLAT_ADAM, FUSED_LOSS, GRU_BPTT = (
     "channels_last",
     "direct_calls",
     "inference_mode",
     "flat_adam",
     "fused_loss",
+    "gru_bptt",
 )
 LABELS = {
     CHANNELS_LAST: "channels-last",
@@ -47,6 +48,7 @@ LABELS = {
     INFERENCE_MODE: "inference mode",
     FLAT_ADAM: "flat Adam",
     FUSED_LOSS: "fused PPO loss",
+    GRU_BPTT: "GRU BPTT kernel",
 }
 FORCE_ENV, DISABLE_ENV = "SF_FORCE_FAST_PATHS", "SF_DISABLE_FAST_PATHS"
 

@@ -71,7 +71,14 @@ def test_switches_parse_names_and_all(monkeypatch) -> None:
     monkeypatch.setenv(FORCE_ENV, " channels_last, direct_calls ")
     assert switched(FORCE_ENV) == {"channels_last", "direct_calls"}
     monkeypatch.setenv(DISABLE_ENV, "all")
-    assert switched(DISABLE_ENV) == {"channels_last", "direct_calls", "inference_mode", "flat_adam", "fused_loss"}
+    assert switched(DISABLE_ENV) == {
+        "channels_last",
+        "direct_calls",
+        "inference_mode",
+        "flat_adam",
+        "fused_loss",
+        "gru_bptt",
+    }
     monkeypatch.delenv(DISABLE_ENV)
     assert switched(DISABLE_ENV) == frozenset()
 

@@ -33,7 +33,7 @@ from sample_factory.algo.learning.batch_preparation import (
 )
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks
-from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths
+from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths, use_gru_bptt
 from sample_factory.algo.learning.legacy_publishing import LegacyPublishing
 from sample_factory.algo.learning.losses import (
     PPOLossInputs,
@@ -140,6 +140,7 @@ class Learner:
         self.optimizer = make_optimizer(self.cfg, params)
         flat, watch_gradients = fast_paths.flat_adam(self.optimizer)
         self._ppo_loss = ppo_loss if fast_paths.fused_loss() else ppo_loss_autograd
+        use_gru_bptt(self.actor_critic, self.device)
         if self.ranks is None:
             self._sgd_step = SgdStep(self.optimizer, params, flat=flat, watch_gradients=watch_gradients)
             self.lr_schedule = make_lr_schedule(self.cfg)

@@ -25,13 +25,17 @@ from torch import nn
 
 from sample_factory.algo.learning.losses import PPOLossInputs, normalize_advantages, ppo_loss, ppo_loss_autograd
 from sample_factory.algo.learning.optimizers import FlatAdam, SgdStep, make_optimizer
+from sample_factory.model.core import ModelCoreRNN
 from sample_factory.model.fast_path_checks import (
     CHANNELS_LAST,
     CHECK_BATCH_SIZE,
     CHECK_SEED,
+    DISABLE_ENV,
     FLAT_ADAM,
     FORCE_ENV,
     FUSED_LOSS,
+    GRU_BPTT,
+    LABELS,
     CheckFailed,
     DummyBatch,
     Outputs,
@@ -40,6 +44,7 @@ from sample_factory.model.fast_path_checks import (
     copies,
     decide,
     dummy_batch,
+    is_library_module,
     learner_outputs,
     run_variant,
     switched,
@@ -50,6 +55,7 @@ from sample_factory.model.fast_path_checks import (
 from sample_factory.model.model_utils import get_rnn_size
 from sample_factory.utils.torch_utils import ValidMean
 from sample_factory.utils.typing import Config
+from sample_factory.utils.utils import log
 
 WHO = "Learner"
 CHECK_LEARNING_RATE = 1e-3  # the run's own may be 0 (weights that never move would prove nothing)
@@ -82,6 +88,36 @@ class LearnerFastPaths:
         """Whether the loss is ``losses.ppo_loss`` (else ``losses.ppo_loss_autograd``)."""
         check = functools.partial(check_fused_loss, self.model, self.cfg, self._batch(CHECK_SEED))
         return decide(WHO, FUSED_LOSS, self.model, check, self.device)
+
+
+def use_gru_bptt(model: nn.Module, device: torch.device) -> bool:
+    """Switch the model's library GRU cores to ``gru_bptt.packed_gru`` for their packed sequences; one log line
+    where the model has such a core.
+
+    No start-up check: the kernel runs only inside the library's ``ModelCoreRNN`` on its own ``nn.GRU`` (a user's
+    core, a replaced ``core.core``, hooks or a ``forward`` of an instance's own keep ``nn.GRU``, call by call), and
+    ``tests/model/test_gru_bptt.py`` holds its outputs and gradients to ``nn.GRU``'s."""
+    cores = [
+        module
+        for module in model.modules()
+        if isinstance(module, ModelCoreRNN) and is_library_module(module) and type(module.core) is nn.GRU
+    ]
+    if not cores:
+        return False
+    label = LABELS[GRU_BPTT]
+    if GRU_BPTT in switched(DISABLE_ENV):
+        log.info("%s: %s skipped: switched off by %s", WHO, label, DISABLE_ENV)
+        return False
+    if device.type != "cpu":
+        log.info("%s: %s skipped: the model is on %s, where torch's GRU kernels are the fast ones", WHO, label, device)
+        return False
+    if any(core.num_layers != 1 for core in cores):
+        log.info("%s: %s skipped: --rnn_num_layers=%d (the kernel is for one layer)", WHO, label, cores[0].num_layers)
+        return False
+    for core in cores:
+        core.gru_bptt = True
+    log.info("%s: %s used (the library's single-layer GRU core)", WHO, label)
+    return True
 
 
 def check_channels_last(model: nn.Module, batch: DummyBatch) -> None:

@@ -241,3 +241,56 @@ def test_the_fused_loss_is_used_for_user_models_that_pass_and_skipped_otherwise(
         "Learner: fused PPO loss skipped for actor-critic ColumnActorCritic: its log-probs are (4, 1) and its values "
         "(4,); the fused loss is proven for one of each per sample, (4,)"
     )
+
+
+# ---- GRU BPTT kernel ---------------------------------------------------------------------------------------------
+
+
+def _gru_cores(learner: Learner) -> list:
+    return [m for m in learner.actor_critic.modules() if hasattr(m, "gru_bptt")]
+
+
+def _recurrent_cfg(**overrides):
+    settings = dict(use_rnn=True, rnn_type="gru", rnn_size=16, recurrence=8, rollout=8, batch_size=16)
+    return _cfg(**{**settings, **overrides})
+
+
+def test_the_librarys_gru_core_trains_through_the_kernel_and_the_log_says_so(monkeypatch, caplog) -> None:
+    learner = _learner(VECTOR, _recurrent_cfg())
+    assert [core.gru_bptt for core in _gru_cores(learner)] == [True]
+    assert "Learner: GRU BPTT kernel used (the library's single-layer GRU core)" in _lines(caplog)
+
+    monkeypatch.setenv(DISABLE_ENV, "gru_bptt")
+    assert [core.gru_bptt for core in _gru_cores(_learner(VECTOR, _recurrent_cfg()))] == [False]
+    assert f"Learner: GRU BPTT kernel skipped: switched off by {DISABLE_ENV}" in _lines(caplog)
+    monkeypatch.delenv(DISABLE_ENV)
+
+    caplog.clear()
+    assert [core.gru_bptt for core in _gru_cores(_learner(VECTOR, _recurrent_cfg(rnn_num_layers=2)))] == [False]
+    assert "Learner: GRU BPTT kernel skipped: --rnn_num_layers=2 (the kernel is for one layer)" in _lines(caplog)
+    caplog.clear()
+    _learner(VECTOR, _recurrent_cfg(rnn_type="lstm"))
+    assert not [line for line in _lines(caplog) if "GRU BPTT" in line]  # no GRU, no line
+
+
+def test_training_through_the_kernel_matches_training_through_nn_gru(monkeypatch) -> None:
+    """Two SGD epochs on episodes cut by dones: the same losses, and weights within float32 rounding."""
+    cfg = _recurrent_cfg(num_epochs=2)
+    trajectories = _trajectories(cfg, VECTOR)
+    trajectories["dones"][:, 3] = 1.0
+    trajectories["dones"][1, 5] = 1.0
+    trajectories["rnn_states"].normal_(generator=torch.Generator().manual_seed(2))
+    results = {}
+    for kernel in (True, False):
+        if not kernel:
+            monkeypatch.setenv(DISABLE_ENV, "gru_bptt")
+        learner = _learner(VECTOR, cfg)
+        assert [core.gru_bptt for core in _gru_cores(learner)] == [kernel]
+        stats = learner.train(learner.prepare_batch(trajectories))
+        results[kernel] = stats, {name: p.detach().clone() for name, p in learner.actor_critic.named_parameters()}
+    (fast_stats, fast_weights), (plain_stats, plain_weights) = results[True], results[False]
+    assert fast_stats["loss"] == pytest.approx(plain_stats["loss"], rel=1e-5)
+    for name, expected in plain_weights.items():
+        torch.testing.assert_close(fast_weights[name], expected, rtol=1e-5, atol=1e-6, msg=name)
+    moved = plain_weights["core.core.weight_hh_l0"] - _learner(VECTOR, cfg).actor_critic.core.core.weight_hh_l0
+    assert moved.abs().max() > 1e-4  # the GRU's weights did train
