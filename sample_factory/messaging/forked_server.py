@@ -6,10 +6,13 @@ ready). The runner has imported all of that already; a copy of it made with ``fo
 ready server at once. What the workers see must not change, so the copy first becomes what the new interpreter
 would have been:
 
-- modules that are neither the standard library, nor installed packages, nor this package (the user's script and
-  its own modules, the examples) are dropped, and ``__main__`` is replaced by an empty module: every worker then
-  imports the user's main module again as ``__mp_main__``, and anything it imports, fresh from the files, exactly
-  as with a new interpreter;
+- modules that are neither the standard library, nor installed packages (the interpreter's site directories),
+  nor this package (the user's script and its own modules, the examples) are dropped, and ``__main__`` is replaced
+  by an empty module: every worker then imports the user's main module again as ``__mp_main__``, and anything it
+  imports, fresh from the files, exactly as with a new interpreter. The unit is a top-level package, and one that
+  a staying module holds (``import gymnasium as gym`` in this package, with gymnasium installed into a folder on
+  ``PYTHONPATH``) stays too: otherwise the staying module would make objects of the old copy while the workers
+  unpickle the new one's, and a space of one is no instance of the other's classes;
 - handlers registered with ``atexit`` are forgotten (workers run those that their own code registers) and signal
   handlers of Python code go back to the defaults.
 
@@ -31,6 +34,7 @@ import atexit
 import inspect
 import os
 import signal
+import site
 import socket
 import sys
 import sysconfig
@@ -149,8 +153,7 @@ def _serve(listener_fd: int, alive_r: int, alive_w: int) -> None:
 
 def _forget_user_state() -> None:
     """What a new interpreter would not have: the user's modules, ``__main__``, exit and signal handlers."""
-    library_dirs = _library_dirs()
-    for name in [name for name, module in sys.modules.items() if not _is_library_module(module, library_dirs)]:
+    for name in user_module_names():
         del sys.modules[name]
     sys.modules["__main__"] = types.ModuleType("__main__")
     atexit._clear()
@@ -164,10 +167,68 @@ def _forget_user_state() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+_MAIN_MODULES = frozenset({"__main__", "__mp_main__"})
+
+
+def user_module_names() -> list[str]:
+    """The modules of ``sys.modules`` that the server drops so that workers import them afresh.
+
+    Decided per top-level package, from the file of its top module (submodules such as ``torch.ops`` have no
+    real file of their own): the user's, unless a staying module holds it (see the module docstring). The main
+    module is always the user's.
+    """
+    modules = dict(sys.modules)
+    by_top: dict[str, list[str]] = {}
+    for name in modules:
+        by_top.setdefault(name.partition(".")[0], []).append(name)
+    library_dirs = _library_dirs()
+    user = {top for top in by_top if top in _MAIN_MODULES or not _is_library_module(modules.get(top), library_dirs)}
+    user -= _held_by_staying_modules(modules, by_top, user)
+    return [name for top in user for name in by_top[top]]
+
+
+def _held_by_staying_modules(modules: dict[str, object], by_top: dict[str, list[str]], user: set[str]) -> set[str]:
+    """The top-level packages of ``user`` whose modules, classes or functions a staying module's globals hold, and
+    those that these hold in turn."""
+    candidates = user - _MAIN_MODULES
+    held: set[str] = set()
+    pending = [top for top in by_top if top not in user]
+    while pending and candidates:
+        for name in by_top[pending.pop()]:
+            namespace = getattr(modules[name], "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for value in list(namespace.values()):
+                owner = _defining_package(value)
+                if owner in candidates:
+                    candidates.discard(owner)
+                    held.add(owner)
+                    pending.append(owner)
+    return held
+
+
+def _defining_package(value: object) -> str | None:
+    """The top-level package that defines ``value`` when it is a module, class or function; None otherwise.
+
+    Looks at ``type(value)`` only, so that no attribute hook of an arbitrary object runs.
+    """
+    kind = type(value)
+    if kind is types.ModuleType:
+        name = value.__name__
+    elif issubclass(kind, type) or kind in (types.FunctionType, types.BuiltinFunctionType):
+        name = getattr(value, "__module__", None)
+    else:
+        return None
+    return name.partition(".")[0] if isinstance(name, str) else None
+
+
 def _library_dirs() -> tuple[str, ...]:
-    """The standard library, the installed packages and this package, as given and with links resolved."""
+    """The standard library, the site directories of packages and this package, as given and with links resolved."""
     paths = sysconfig.get_paths()
     dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths} | {_PACKAGE_DIR}
+    dirs |= set(getattr(site, "getsitepackages", list)())  # a venv's base interpreter's, Debian's dist-packages
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        dirs.add(site.USER_SITE)
     return tuple({form(d) + os.sep for d in dirs for form in (os.path.abspath, os.path.realpath)})
 
 

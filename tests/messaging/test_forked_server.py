@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import types
 
+import gymnasium
 import pytest
-from sf_run import run_python, short_run_args
+from sf_run import run_module, run_python, short_run_args
 
 from sample_factory.messaging import forked_server, process_start
 
@@ -57,6 +60,50 @@ def test_workers_see_user_modules_as_imported_and_each_run_has_its_own_server(tm
         return
     assert FORKED_LINE in first_run and second_run.startswith("None"), "the forked server must end with its run"
     assert FORKED_LINE in second_run or f"{NEW_SERVER_LINE}: it imports torch again (a forked child" in second_run
+
+
+def _package_outside_site_dirs(root, name: str) -> types.ModuleType:
+    """Import a one-module package ``name`` from ``root`` (a folder on no site path, as with ``PYTHONPATH``)."""
+    (root / name).mkdir()
+    (root / name / "__init__.py").write_text("class Thing:\n    pass\n")
+    sys.path.insert(0, str(root))
+    try:
+        __import__(name)
+    finally:
+        sys.path.remove(str(root))
+    return sys.modules[name]
+
+
+def test_packages_outside_site_dirs_stay_when_a_staying_module_holds_them(tmp_path, monkeypatch) -> None:
+    """Dropped: the main module and packages from other folders that nothing staying holds (a new interpreter
+    imports them afresh). Kept: what a staying module holds, a module of it or a class, directly or through
+    another held package, and every submodule of a staying package (``torch.ops`` has no real file)."""
+    names = ("sf_held_module", "sf_held_class", "sf_held_by_held", "sf_not_held")
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    held_module, held_class_pkg, held_by_held, _ = (_package_outside_site_dirs(tmp_path, n) for n in names)
+    monkeypatch.setattr(forked_server, "_test_held_module", held_module, raising=False)
+    monkeypatch.setattr(forked_server, "_test_held_class", held_class_pkg.Thing, raising=False)
+    monkeypatch.setattr(held_module, "thing", held_by_held.Thing, raising=False)
+    dropped = {name.partition(".")[0] for name in forked_server.user_module_names()}
+    assert "__main__" in dropped and "sf_not_held" in dropped, dropped
+    assert not dropped & {"sf_held_module", "sf_held_class", "sf_held_by_held", "torch", "sample_factory"}, dropped
+
+
+def test_a_run_with_gymnasium_on_pythonpath_trains_from_a_forked_server(tmp_path, monkeypatch) -> None:
+    """Packages installed into a folder on ``PYTHONPATH`` (``pip install --target``, a cluster's module system) are
+    outside the site directories: gymnasium there must stay in the forked server with this package, which made
+    the env's spaces with it, or the workers unpickle them as instances of a second gymnasium."""
+    folder = tmp_path / "on_pythonpath"
+    shutil.copytree(os.path.dirname(gymnasium.__file__), folder / "gymnasium")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+    where = subprocess.run([sys.executable, "-c", "import gymnasium; print(gymnasium.__file__)"], capture_output=True,
+                           text=True, timeout=60, check=True)  # fmt: skip
+    assert where.stdout.startswith(str(folder)), where.stdout
+    args = short_run_args(tmp_path, "CartPole-v1", 1024, num_workers=2, num_envs_per_worker=2)
+    result = run_module("sf_examples.train_gym_env", args)
+    assert result.returncode == 0, result.explain()
+    assert FORKED_LINE in result.output, result.explain()
 
 
 def test_blockers_that_need_no_probe(monkeypatch) -> None:
