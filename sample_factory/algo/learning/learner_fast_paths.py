@@ -78,6 +78,14 @@ class LearnerFastPaths:
         """``(flat, watch_gradients)`` for ``SgdStep`` over ``optimizer`` (the model already in its final layout)."""
         if not FlatAdam.applies(optimizer):
             return False, False
+        rnn = cudnn_rnn(self.model, self.device)
+        if rnn is not None and FLAT_ADAM not in switched(FORCE_ENV):
+            log.info(
+                "%s: %s skipped: the model's %s runs through cuDNN on %s, which reads its weights from one buffer of "
+                "its own (as views of the flat tensor they would be copied there at every call)",
+                WHO, LABELS[FLAT_ADAM], type(rnn).__name__, self.device,
+            )  # fmt: skip
+            return False, False
         batches = [self._batch(CHECK_SEED + k) for k in range(CHECK_SGD_STEPS)]
         check = functools.partial(check_flat_adam, self.model, self.cfg, batches)
         flat = decide(WHO, FLAT_ADAM, self.model, check, self.device)
@@ -88,6 +96,18 @@ class LearnerFastPaths:
         """Whether the loss is ``losses.ppo_loss`` (else ``losses.ppo_loss_autograd``)."""
         check = functools.partial(check_fused_loss, self.model, self.cfg, self._batch(CHECK_SEED))
         return decide(WHO, FUSED_LOSS, self.model, check, self.device)
+
+
+def cudnn_rnn(model: nn.Module, device: torch.device) -> nn.RNNBase | None:
+    """The first torch RNN of ``model`` that cuDNN runs on ``device``, if any.
+
+    cuDNN takes an RNN's weights from one buffer laid out its way (``nn.RNNBase.flatten_parameters``, done by
+    ``model.to(device)``); weights that live elsewhere, such as views of flat Adam's tensor, are copied into a new
+    buffer at every forward pass, with torch's warning that they are "not part of single contiguous chunk of memory".
+    """
+    if device.type != "cuda" or not torch.backends.cudnn.enabled:
+        return None
+    return next((module for module in model.modules() if isinstance(module, nn.RNNBase)), None)
 
 
 def use_gru_bptt(model: nn.Module, device: torch.device) -> bool:

@@ -16,9 +16,10 @@ from torch import nn
 from sample_factory.algo.learning import learner_fast_paths
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.losses import ppo_loss, ppo_loss_autograd
+from sample_factory.algo.learning.optimizers import make_optimizer
 from sample_factory.algo.utils.context import global_model_factory, reset_global_context
 from sample_factory.cfg.arguments import default_cfg
-from sample_factory.model.actor_critic import ActorCriticSharedWeights
+from sample_factory.model.actor_critic import ActorCriticSharedWeights, create_actor_critic
 from sample_factory.model.encoder import Encoder
 from sample_factory.model.fast_path_checks import DISABLE_ENV, FORCE_ENV
 from sample_factory.model.model_utils import get_rnn_size
@@ -189,6 +190,21 @@ def test_flat_adam_is_skipped_for_a_module_that_holds_old_weight_data(caplog) ->
     assert learner._sgd_step.flat is None
     line = next(line for line in _lines(caplog) if "flat Adam" in line)
     assert line.startswith("Learner: flat Adam skipped for encoder StaleWeightEncoder: with flat Adam: ")
+
+
+def test_flat_adam_is_skipped_for_a_gru_that_cudnn_runs(caplog) -> None:
+    """On a CUDA device cuDNN wants the GRU's weights in a buffer of its own (flat views would be copied at every
+    call). Decided before any check runs, so a CPU model stands in for the GPU's; models without an RNN, and any
+    model on the CPU, go on to the usual decision."""
+    cfg = _cfg(use_rnn=True, rnn_type="gru")
+    model = create_actor_critic(cfg, gym.spaces.Dict(obs=VECTOR), ACTIONS)
+    fast_paths = learner_fast_paths.LearnerFastPaths(cfg, model, VECTOR, torch.device("cuda"))
+    assert fast_paths.flat_adam(make_optimizer(cfg, model.parameters())) == (False, False)
+    line = next(line for line in _lines(caplog) if "flat Adam" in line)
+    assert line.startswith("Learner: flat Adam skipped: the model's GRU runs through cuDNN on cuda"), line
+    assert learner_fast_paths.cudnn_rnn(model, torch.device("cpu")) is None
+    no_rnn = create_actor_critic(_cfg(), gym.spaces.Dict(obs=VECTOR), ACTIONS)
+    assert learner_fast_paths.cudnn_rnn(no_rnn, torch.device("cuda")) is None
 
 
 def test_flat_adam_trains_exactly_like_torch_when_some_parameters_miss_gradients(monkeypatch, caplog) -> None:

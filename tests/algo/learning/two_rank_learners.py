@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import torch
@@ -156,6 +157,9 @@ def main(rank: int, port: int, out: str, mode: str) -> None:
     info = rank_info_from(env)
     store = open_store(info, TIMEOUT_S, host=True)
     timeout = STRAGGLER_TIMEOUT_S if mode == "straggler" else TIMEOUT_S
+    if mode == "straggler":  # both ranks present before the group forms: a slow start must not use up its 3 s
+        store.set(f"present{rank}", "1")
+        store.wait(["present0", "present1"], timedelta(seconds=TIMEOUT_S))
     group = RankGroup(info, store, "policy0", "gloo", timeout, torch.device("cpu"))
     if mode == "straggler":
         straggler(group, store, out)
