@@ -62,16 +62,16 @@ def test_workers_see_user_modules_as_imported_and_each_run_has_its_own_server(tm
     assert FORKED_LINE in second_run or f"{NEW_SERVER_LINE}: it imports torch again (a forked child" in second_run
 
 
-def _package_outside_site_dirs(root, name: str) -> types.ModuleType:
-    """Import a one-module package ``name`` from ``root`` (a folder on no site path, as with ``PYTHONPATH``)."""
+def _package_outside_site_dirs(root, name: str, monkeypatch) -> types.ModuleType:
+    """Import a one-module package ``name`` from ``root`` (a folder on no site path, as with ``PYTHONPATH``); it
+    leaves ``sys.modules`` with the test."""
     (root / name).mkdir()
     (root / name / "__init__.py").write_text("class Thing:\n    pass\n")
-    sys.path.insert(0, str(root))
-    try:
-        __import__(name)
-    finally:
-        sys.path.remove(str(root))
-    return sys.modules[name]
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    module = __import__(name)
+    monkeypatch.setitem(sys.modules, name, module)
+    return module
 
 
 def test_packages_outside_site_dirs_stay_when_a_staying_module_holds_them(tmp_path, monkeypatch) -> None:
@@ -79,9 +79,7 @@ def test_packages_outside_site_dirs_stay_when_a_staying_module_holds_them(tmp_pa
     imports them afresh). Kept: what a staying module holds, a module of it or a class, directly or through
     another held package, and every submodule of a staying package (``torch.ops`` has no real file)."""
     names = ("sf_held_module", "sf_held_class", "sf_held_by_held", "sf_not_held")
-    for name in names:
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    held_module, held_class_pkg, held_by_held, _ = (_package_outside_site_dirs(tmp_path, n) for n in names)
+    held_module, held_class_pkg, held_by_held, _ = (_package_outside_site_dirs(tmp_path, n, monkeypatch) for n in names)
     monkeypatch.setattr(forked_server, "_test_held_module", held_module, raising=False)
     monkeypatch.setattr(forked_server, "_test_held_class", held_class_pkg.Thing, raising=False)
     monkeypatch.setattr(held_module, "thing", held_by_held.Thing, raising=False)
