@@ -39,6 +39,7 @@ FLAG_TABLE = """
 --num_batches_to_accumulate | int | 2 |  |  |
 --worker_num_splits | int | 2 |  |  |
 --policy_workers_per_policy | int | 1 |  |  |
+--inference_batch_wait | str2bool | False |  |  |
 --agent_to_policy | str | None |  |  |
 --max_policy_lag | int | 1000 |  |  |
 --num_workers | int | multiprocessing.cpu_count() |  |  |
@@ -235,7 +236,7 @@ def _parse_one(spec: FlagSpec, *args: str) -> Any:
 
 
 def test_table_is_complete() -> None:
-    assert len(SPECS) == 147
+    assert len(SPECS) == 148
     assert len({spec.flag for spec in SPECS}) == len(SPECS)
 
 

@@ -16,6 +16,7 @@ host buffers and non-blocking copies (``host_staging.StagedGather``).
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from collections import defaultdict
 
@@ -23,6 +24,7 @@ import torch
 
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
+from sample_factory.algo.sampling.request_batching import RequestBatching
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.envs.contract_errors import ContractError
@@ -37,6 +39,10 @@ from sample_factory.utils.torch_utils import init_torch_runtime, seed_torch
 from sample_factory.utils.typing import Config
 
 HEARTBEAT_PERIOD = 1.0
+
+
+def _wake_up() -> None:
+    """A timer's callback: the loop iteration it ends runs the after-message hook, which serves held requests."""
 
 
 class InferenceWorker(Component):
@@ -59,6 +65,11 @@ class InferenceWorker(Component):
         self.samples_processed = 0
         self.has_action_mask = "action_mask" in self.traj["obs"]
         self.grad_mode = torch.no_grad  # torch.inference_mode where the model passes its check (on_start)
+        # whether to hold pending requests a moment for the rollout workers about to ask too (request_batching): only
+        # where the learner trains meanwhile (--async_rl) and can use the CPU time saved; not in serial mode, where
+        # every rollout worker has stepped by the time this worker's hook runs
+        self.batching = RequestBatching(cfg.inference_batch_wait and cfg.async_rl and not cfg.serial_mode)
+        self._wake_at = 0.0  # when the loop's pending wake-up timer fires (0: none)
 
     def on_start(self) -> None:
         try:
@@ -79,6 +90,7 @@ class InferenceWorker(Component):
         self.send(RUNNER, "on_component_ready", self.name)
 
     def on_policy_request(self, worker_idx: int, split: int, t: int, slots: list[int]) -> None:
+        self.batching.on_request(worker_idx, time.monotonic())
         self._slots.extend(slots)
         self._steps.extend([t] * len(slots))
         self._requesters[worker_idx].append(split)
@@ -91,21 +103,39 @@ class InferenceWorker(Component):
     def after_messages(self) -> None:
         if not self._slots:
             return
+        started = time.monotonic()
+        if self._hold_requests(started):
+            return
         try:
             with self.timing.add_time("one_step"):
                 self._infer()
         except Exception:
             self._report_error()
             return
+        done = time.monotonic()
+        self.batching.on_pass(done - started, done)
         for worker_idx, splits in self._requesters.items():
             self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits, self.policy_id)
+            self.batching.on_replied(worker_idx, done)
         self.samples_processed += len(self._slots)
         self._slots.clear()  # the index tensors built in _infer() are copies, so the lists can be reused
         self._steps.clear()
         self._requesters.clear()
 
+    def _hold_requests(self, now: float) -> bool:
+        """Whether to leave the pending requests for a later pass (``RequestBatching``); the loop is woken at the
+        deadline by a timer, or earlier by the next request."""
+        deadline = self.batching.wait_until(now)
+        if deadline is None:
+            return False
+        if not now < self._wake_at <= deadline:  # no wake-up pending before the deadline
+            self._wake_at = deadline
+            self.loop.call_later(deadline - now, _wake_up)
+        return True
+
     def on_rollout_worker_lost(self, worker_idx: int, token: int) -> None:
         """A rollout worker died: forget its requests not yet answered (its replacement asks again)."""
+        self.batching.forget(worker_idx)
         if self._requesters.pop(worker_idx, None) is not None and self.wiring.slot_owners is not None:
             owner = self.wiring.slot_owners.owner
             keep = [i for i, slot in enumerate(self._slots) if owner(slot) != worker_idx]

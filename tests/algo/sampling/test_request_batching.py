@@ -1,0 +1,184 @@
+"""An inference worker holds pending requests for the rollout workers it expects back within one forward pass.
+
+The policy (``RequestBatching``) is tested on a clock passed in by hand; the worker's use of it on a real inference
+worker with two rollout workers: held requests are served in one pass when the last expected worker asks, or when
+the deadline's timer wakes the loop, and ``--inference_batch_wait=False`` serves at once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hot_path_harness import hot_path_cfg
+from test_hot_path import _inference_worker
+
+from sample_factory.algo.runners.components import PolicyWiring
+from sample_factory.algo.sampling.inference_worker import InferenceWorker
+from sample_factory.algo.sampling.request_batching import HOLD_FROM, HOLD_UNTIL, OUTLIER_CAP, SLACK, RequestBatching
+
+MS = 1e-3
+
+
+def _settled(turnaround: float = 5 * MS, pass_s: float = 10 * MS) -> RequestBatching:
+    """Workers 0 and 1 answered at t=0 after one round that measured their turnaround and one pass."""
+    batching = RequestBatching()
+    for worker in (0, 1):
+        batching.on_replied(worker, -turnaround)
+        batching.on_request(worker, 0.0)
+    batching.on_pass(pass_s, 0.0)
+    for worker in (0, 1):
+        batching.on_replied(worker, 0.0)
+    batching.holding = True  # as after a while of a busy inference worker (see the load tests)
+    return batching
+
+
+def test_nothing_is_held_before_a_pass_and_a_turnaround_were_measured() -> None:
+    batching = RequestBatching()
+    batching.holding = True
+    batching.on_request(0, 0.0)
+    assert batching.wait_until(0.0) is None  # no pass measured yet
+    batching.on_pass(10 * MS, 0.01)
+    batching.holding = True
+    batching.on_replied(0, 0.01)
+    batching.on_replied(1, 0.01)
+    batching.on_request(0, 0.015)
+    assert batching.wait_until(0.015) is None  # worker 1's turnaround is unknown: not waited for
+
+
+def test_a_request_waits_for_the_other_worker_until_it_asks() -> None:
+    batching = _settled()
+    batching.on_request(0, 4 * MS)
+    deadline = batching.wait_until(4 * MS)
+    assert deadline == pytest.approx(SLACK * 5 * MS)  # worker 1 is expected back by then
+    batching.on_request(1, 6 * MS)
+    assert batching.wait_until(6 * MS) is None  # everyone expected is in: serve now
+
+
+def test_an_overdue_worker_is_not_waited_for() -> None:
+    batching = _settled()
+    batching.on_request(0, 4 * MS)
+    assert batching.wait_until(SLACK * 5 * MS + 0.1 * MS) is None
+
+
+def test_no_request_waits_longer_than_one_pass() -> None:
+    batching = _settled(turnaround=40 * MS, pass_s=10 * MS)
+    batching.on_request(0, 30 * MS)
+    assert batching.wait_until(30 * MS) == pytest.approx(40 * MS)  # first request + one pass, not 60 ms
+    assert batching.wait_until(41 * MS) is None
+
+
+def _cycles(batching: RequestBatching, busy: float, idle: float, count: int, start: float) -> float:
+    """``count`` cycles of ``idle`` seconds without requests, then ``busy`` seconds from a request to the pass's end."""
+    now = start
+    for _ in range(count):
+        now += idle
+        batching.on_request(0, now)
+        now += busy
+        batching.on_pass(busy, now)
+        batching.on_replied(0, now)
+    return now
+
+
+def test_requests_are_held_only_while_the_inference_worker_is_busy() -> None:
+    """Holding pays where inference is the bottleneck (requests nearly always pending); an inference worker idle
+    half of the time would only add latency. The mode has hysteresis: a held batch's own wait lowers the load."""
+    batching = RequestBatching()
+    now = _cycles(batching, busy=1 * MS, idle=1 * MS, count=500, start=0.0)
+    assert batching.load == pytest.approx(0.5, abs=0.01) and not batching.holding
+    now = _cycles(batching, busy=9 * MS, idle=1 * MS, count=500, start=now)
+    assert batching.load > HOLD_FROM and batching.holding
+    now = _cycles(batching, busy=6 * MS, idle=4 * MS, count=500, start=now)
+    assert HOLD_UNTIL < batching.load < HOLD_FROM and batching.holding, "kept between the two thresholds"
+    _cycles(batching, busy=4 * MS, idle=6 * MS, count=500, start=now)
+    assert batching.load < HOLD_UNTIL and not batching.holding
+
+
+def test_disabled_or_forgotten_workers_are_not_waited_for() -> None:
+    batching = _settled()
+    batching.enabled = False
+    batching.on_request(0, 4 * MS)
+    assert batching.wait_until(4 * MS) is None
+    batching = _settled()
+    batching.forget(1)
+    batching.on_request(0, 4 * MS)
+    assert batching.wait_until(4 * MS) is None
+
+
+def test_one_long_turnaround_counts_as_a_few_usual_ones() -> None:
+    """A worker that waited seconds for free slots (or for the learner, in sync mode) must not stretch later waits."""
+    batching = _settled(turnaround=5 * MS)
+    batching.on_request(1, 3.0)  # three seconds after its answer
+    assert batching._turnaround[1] <= 5 * MS * (1 + 0.1 * (OUTLIER_CAP - 1)) + 1e-12
+
+
+def test_the_inference_worker_holds_a_request_and_serves_both_in_one_pass() -> None:
+    worker, traj, loop, weights, replies = _inference_worker()
+    assert not worker.batching.enabled, "off by default"
+    worker.batching.enabled = True  # --inference_batch_wait=True
+    # a first round: both workers ask, are served together, and ask again soon after their answer
+    worker.on_policy_request(0, 0, 0, [0])
+    worker.on_policy_request(1, 0, 0, [3])
+    worker.after_messages()
+    assert worker.model.forward_calls == [2]
+    worker.on_policy_request(0, 0, 1, [0])
+    worker.on_policy_request(1, 0, 1, [3])
+    worker.after_messages()
+    assert worker.model.forward_calls == [2, 2]
+    # now worker 0 asks alone: held for worker 1, which the loop's timer or worker 1's request releases
+    worker.batching._turnaround = {0: 60.0, 1: 60.0}  # a slow clock: the test is not timed
+    worker.batching._pass_s = 60.0
+    worker.batching.holding = True
+    worker.on_policy_request(0, 0, 2, [0])
+    worker.after_messages()
+    assert worker.model.forward_calls == [2, 2], "held for worker 1"
+    assert worker._wake_at > time.monotonic()
+    worker.on_policy_request(1, 0, 2, [3])
+    worker.after_messages()
+    assert worker.model.forward_calls == [2, 2, 2], "served together"
+
+
+def test_the_deadline_timer_serves_held_requests() -> None:
+    worker, traj, loop, weights, replies = _inference_worker()
+    worker.batching.enabled = True
+    worker.batching._pass_s = 0.02
+    worker.batching._turnaround = {0: 0.02, 1: 0.02}
+    worker.batching.holding = True
+    now = time.monotonic()
+    worker.batching.on_replied(0, now)
+    worker.batching.on_replied(1, now)
+    worker.on_policy_request(0, 0, 2, [0])
+    worker.after_messages()
+    assert worker.model.forward_calls == []
+    deadline = worker._wake_at
+    while worker.model.forward_calls == []:
+        loop.run_once()  # sleeps until the timer, then the after-message hook serves
+        assert time.monotonic() < deadline + 5.0
+    assert time.monotonic() >= deadline
+    assert worker.model.forward_calls == [1]
+
+
+def test_without_batch_wait_a_request_is_served_at_once() -> None:
+    worker, traj, loop, weights, replies = _inference_worker()
+    worker.batching.enabled = False
+    worker.batching.holding = True
+    worker.batching._pass_s = 60.0
+    worker.batching._turnaround = {0: 60.0, 1: 60.0}
+    worker.batching.on_replied(1, time.monotonic())
+    worker.on_policy_request(0, 0, 2, [0])
+    worker.after_messages()
+    assert worker.model.forward_calls == [1]
+
+
+@pytest.mark.parametrize(
+    "flags, enabled",
+    [
+        (dict(inference_batch_wait=True), True),
+        (dict(inference_batch_wait=False), False),
+        (dict(inference_batch_wait=True, async_rl=False), False),  # nothing trains meanwhile to use the CPU time
+        (dict(inference_batch_wait=True, serial_mode=True), False),  # every worker has stepped by the hook
+    ],
+)
+def test_the_flag_turns_holding_on_only_where_it_can_pay(flags: dict, enabled: bool) -> None:
+    worker = InferenceWorker(hot_path_cfg(**flags), PolicyWiring(0, None, {"obs": {}}, None, None), 0, None)
+    assert worker.batching.enabled is enabled
