@@ -68,7 +68,8 @@ class InferenceWorker(Component):
         # whether to hold pending requests a moment for the rollout workers about to ask too (request_batching): only
         # where the learner trains meanwhile (--async_rl) and can use the CPU time saved; not in serial mode, where
         # every rollout worker has stepped by the time this worker's hook runs
-        self.batching = RequestBatching(cfg.inference_batch_wait and cfg.async_rl and not cfg.serial_mode)
+        hold = cfg.inference_batch_wait and cfg.async_rl and not cfg.serial_mode
+        self.batching: RequestBatching | None = RequestBatching() if hold else None
         self._wake_at = 0.0  # when the loop's pending wake-up timer fires (0: none)
 
     def on_start(self) -> None:
@@ -90,7 +91,8 @@ class InferenceWorker(Component):
         self.send(RUNNER, "on_component_ready", self.name)
 
     def on_policy_request(self, worker_idx: int, split: int, t: int, slots: list[int]) -> None:
-        self.batching.on_request(worker_idx, time.monotonic())
+        if self.batching is not None:
+            self.batching.on_request(worker_idx, time.monotonic())
         self._slots.extend(slots)
         self._steps.extend([t] * len(slots))
         self._requesters[worker_idx].append(split)
@@ -103,29 +105,33 @@ class InferenceWorker(Component):
     def after_messages(self) -> None:
         if not self._slots:
             return
-        started = time.monotonic()
-        if self._hold_requests(started):
-            return
+        batching = self.batching
+        if batching is not None:
+            started = time.monotonic()
+            if self._hold_requests(batching, started):
+                return
         try:
             with self.timing.add_time("one_step"):
                 self._infer()
         except Exception:
             self._report_error()
             return
-        done = time.monotonic()
-        self.batching.on_pass(done - started, done)
         for worker_idx, splits in self._requesters.items():
             self.send(rollout_worker_name(worker_idx), "on_actions_ready", splits, self.policy_id)
-            self.batching.on_replied(worker_idx, done)
+        if batching is not None:
+            done = time.monotonic()
+            batching.on_pass(done - started, done)
+            for worker_idx in self._requesters:
+                batching.on_replied(worker_idx, done)
         self.samples_processed += len(self._slots)
         self._slots.clear()  # the index tensors built in _infer() are copies, so the lists can be reused
         self._steps.clear()
         self._requesters.clear()
 
-    def _hold_requests(self, now: float) -> bool:
+    def _hold_requests(self, batching: RequestBatching, now: float) -> bool:
         """Whether to leave the pending requests for a later pass (``RequestBatching``); the loop is woken at the
         deadline by a timer, or earlier by the next request."""
-        deadline = self.batching.wait_until(now)
+        deadline = batching.wait_until(now)
         if deadline is None:
             return False
         if not now < self._wake_at <= deadline:  # no wake-up pending before the deadline
@@ -135,7 +141,8 @@ class InferenceWorker(Component):
 
     def on_rollout_worker_lost(self, worker_idx: int, token: int) -> None:
         """A rollout worker died: forget its requests not yet answered (its replacement asks again)."""
-        self.batching.forget(worker_idx)
+        if self.batching is not None:
+            self.batching.forget(worker_idx)
         if self._requesters.pop(worker_idx, None) is not None and self.wiring.slot_owners is not None:
             owner = self.wiring.slot_owners.owner
             keep = [i for i, slot in enumerate(self._slots) if owner(slot) != worker_idx]

@@ -48,10 +48,10 @@ class RequestBatching:
     The worker tells it about requests (``on_request``), replies (``on_replied``), pass durations (``on_pass``) and
     lost rollout workers (``forget``); ``wait_until`` answers with a monotonic-clock deadline, or ``None`` to serve
     now. Times are seconds of ``time.monotonic()``, passed in so that the policy is a pure function of its inputs.
+    An inference worker without ``--inference_batch_wait`` has none, and does none of this bookkeeping.
     """
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
+    def __init__(self) -> None:
         self._answered_at: dict[int, float] = {}  # rollout worker -> when it was answered and not heard from since
         self._turnaround: dict[int, float] = {}  # rollout worker -> running mean of answer-to-next-request times
         self._pass_s = 0.0  # running mean of the duration of one forward pass (0: none measured yet)
@@ -96,7 +96,7 @@ class RequestBatching:
 
     def wait_until(self, now: float) -> float | None:
         """The time until which to hold the pending requests, or ``None`` to serve them now."""
-        if not (self.enabled and self.holding and self._answered_at and self._first_pending_at is not None):
+        if not (self.holding and self._answered_at and self._first_pending_at is not None):
             return None  # (holding implies a measured pass: it is decided in on_pass)
         latest = self._first_pending_at + self._pass_s
         expected = [

@@ -94,11 +94,7 @@ def test_requests_are_held_only_while_the_inference_worker_is_busy() -> None:
     assert batching.load < HOLD_UNTIL and not batching.holding
 
 
-def test_disabled_or_forgotten_workers_are_not_waited_for() -> None:
-    batching = _settled()
-    batching.enabled = False
-    batching.on_request(0, 4 * MS)
-    assert batching.wait_until(4 * MS) is None
+def test_forgotten_workers_are_not_waited_for() -> None:
     batching = _settled()
     batching.forget(1)
     batching.on_request(0, 4 * MS)
@@ -114,8 +110,8 @@ def test_one_long_turnaround_counts_as_a_few_usual_ones() -> None:
 
 def test_the_inference_worker_holds_a_request_and_serves_both_in_one_pass() -> None:
     worker, traj, loop, weights, replies = _inference_worker()
-    assert not worker.batching.enabled, "off by default"
-    worker.batching.enabled = True  # --inference_batch_wait=True
+    assert worker.batching is None, "off by default"
+    worker.batching = RequestBatching()  # --inference_batch_wait=True
     # a first round: both workers ask, are served together, and ask again soon after their answer
     worker.on_policy_request(0, 0, 0, [0])
     worker.on_policy_request(1, 0, 0, [3])
@@ -140,7 +136,7 @@ def test_the_inference_worker_holds_a_request_and_serves_both_in_one_pass() -> N
 
 def test_the_deadline_timer_serves_held_requests() -> None:
     worker, traj, loop, weights, replies = _inference_worker()
-    worker.batching.enabled = True
+    worker.batching = RequestBatching()
     worker.batching._pass_s = 0.02
     worker.batching._turnaround = {0: 0.02, 1: 0.02}
     worker.batching.holding = True
@@ -159,15 +155,13 @@ def test_the_deadline_timer_serves_held_requests() -> None:
 
 
 def test_without_batch_wait_a_request_is_served_at_once() -> None:
-    worker, traj, loop, weights, replies = _inference_worker()
-    worker.batching.enabled = False
-    worker.batching.holding = True
-    worker.batching._pass_s = 60.0
-    worker.batching._turnaround = {0: 60.0, 1: 60.0}
-    worker.batching.on_replied(1, time.monotonic())
-    worker.on_policy_request(0, 0, 2, [0])
+    worker, traj, loop, weights, replies = _inference_worker()  # --inference_batch_wait=False (the default)
+    worker.on_policy_request(0, 0, 0, [0])
+    worker.on_policy_request(1, 0, 0, [3])
     worker.after_messages()
-    assert worker.model.forward_calls == [1]
+    worker.on_policy_request(0, 0, 1, [0])  # worker 1, just answered, would be waited for with the flag
+    worker.after_messages()
+    assert worker.model.forward_calls == [2, 1]
 
 
 @pytest.mark.parametrize(
@@ -181,4 +175,4 @@ def test_without_batch_wait_a_request_is_served_at_once() -> None:
 )
 def test_the_flag_turns_holding_on_only_where_it_can_pay(flags: dict, enabled: bool) -> None:
     worker = InferenceWorker(hot_path_cfg(**flags), PolicyWiring(0, None, {"obs": {}}, None, None), 0, None)
-    assert worker.batching.enabled is enabled
+    assert (worker.batching is not None) is enabled
