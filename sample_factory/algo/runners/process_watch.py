@@ -116,6 +116,13 @@ class ProcessWatch:
     def unreachable(self, component: str) -> bool:
         return self.processes.loop_of(component) in self.processes.dead
 
+    def abandon(self, components: list[str], reason: str) -> None:
+        """Kill the processes of ``components`` at once: a loop blocked in user code reads no stop request, and every
+        other component of that loop is blocked with it. Their deaths are then told like any other (``check``)."""
+        for loop_name in sorted({self.processes.loop_of(c) for c in components} - {None}):
+            if self.processes.alive(loop_name):
+                self.processes.kill(loop_name, reason)
+
     def stopping(self) -> None:
         """No more restarts; a dead loop that was not replaced has nothing left to stop."""
         self.respawner.abort()

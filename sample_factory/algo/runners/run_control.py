@@ -74,6 +74,11 @@ class Supervision(Protocol):
     def stopping(self) -> None:
         """The run stops: no more restarts; components of dead processes count as stopped."""
 
+    def abandon(self, components: list[str], reason: str) -> None:
+        """The run stops and ``components`` are stuck in user code that never returns (an env's reset, say): their
+        processes cannot answer the stop request, so they are ended now instead of after the stop and join timeouts.
+        """
+
 
 class NoSupervision:
     """Serial mode: every component lives in this process, on the runner's loop."""
@@ -99,4 +104,7 @@ class NoSupervision:
         return False
 
     def stopping(self) -> None:
+        pass
+
+    def abandon(self, components: list[str], reason: str) -> None:
         pass

@@ -347,6 +347,7 @@ class RunnerComponent(Component):
         )
         self.status = ExperimentStatus.FAILURE
         self.request_stop(save=False)  # nothing was trained yet
+        self.supervision.abandon(stuck, f"was killed: its envs were not ready after --reset_timeout_seconds={limit}")
 
     def target_env_steps(self) -> int:
         if self.cfg.benchmark:

@@ -54,6 +54,9 @@ def test_env_that_never_finishes_its_reset_fails_the_run(tmp_path):
     assert result.returncode == FAILURE, result.explain()
     assert "--reset_timeout_seconds=3" in result.output and "rollout_w1" in result.output
     assert "rollout_w0" not in result.output.split("Not ready after")[1].split("\n")[0]  # only the stuck one
+    # the stuck process is killed at once: the stop and join timeouts are not waited out
+    assert "Process rollout_w1 was killed: its envs were not ready" in result.output
+    assert "did not stop within" not in result.output and "did not exit in time" not in result.output
     assert result.seconds < 60
 
 
