@@ -296,6 +296,60 @@ def test_engines_die_with_a_process_that_skips_cleanup(env_name: str) -> None:
     assert scratch_existed or not (REPO_ROOT / "_vizdoom").exists(), "the engine's scratch folder was left behind"
 
 
+def test_the_scratch_folder_exists_before_the_engine_starts(make_env, tmp_path, monkeypatch) -> None:
+    """An engine makes ``_vizdoom`` in the working directory when it finds none; two engines doing so at once can
+    collide and kill their process, so the folder must already be there when ``init()`` starts one."""
+    import sf_examples.vizdoom.doom.doom_gym as doom_gym
+    from sf_examples.vizdoom.doom import lifecycle
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(lifecycle, "_scratch_made", None)
+    there_before_init = []
+
+    def prepare_and_look() -> None:
+        lifecycle.prepare_engine_start()
+        there_before_init.append((tmp_path / "_vizdoom").is_dir())
+
+    monkeypatch.setattr(doom_gym, "prepare_engine_start", prepare_and_look)
+    make_env("doom_basic").reset(seed=0)
+    assert there_before_init == [True]
+    assert lifecycle.made_scratch_dir() == str(tmp_path / "_vizdoom")  # so this process removes it as it exits
+    lifecycle.remove_scratch_dir()
+    assert not (tmp_path / "_vizdoom").exists()
+
+
+def test_only_the_process_that_made_the_scratch_folder_removes_it(tmp_path) -> None:
+    """Players started at once in a fresh folder all start; the one that made ``_vizdoom`` removes it when it is gone
+    (its watchdog: a forked player leaves through ``os._exit``), and a folder that was there before stays."""
+    from vizdoom_helpers import run_python
+
+    code = (
+        "import multiprocessing as mp, os, sys\n"
+        "from sf_examples.vizdoom.doom.doom_utils import make_doom_env\n"
+        "def play(barrier):\n"
+        "    env = make_doom_env('doom_basic')\n"
+        "    barrier.wait()\n"
+        "    env.reset(seed=0)\n"
+        "    env.close()\n"
+        "for folder in sys.argv[1:]:\n"
+        "    os.chdir(folder)\n"
+        "    ctx = mp.get_context('fork')\n"
+        "    barrier = ctx.Barrier(3)\n"
+        "    players = [ctx.Process(target=play, args=(barrier,)) for _ in range(3)]\n"
+        "    for p in players: p.start()\n"
+        "    for p in players: p.join()\n"
+        "    print(os.path.basename(folder), [p.exitcode for p in players], flush=True)\n"
+    )
+    fresh, used = tmp_path / "fresh", tmp_path / "used"
+    fresh.mkdir()
+    (used / "_vizdoom").mkdir(parents=True)
+    result = run_python("-c", code, str(fresh), str(used), timeout=120)  # asserts: no process or segment is left
+    assert result.returncode == 0, result.explain()
+    assert "fresh [0, 0, 0]" in result.output and "used [0, 0, 0]" in result.output, result.explain()
+    assert not (fresh / "_vizdoom").exists(), "the scratch folder made by a player was left behind"
+    assert (used / "_vizdoom").is_dir(), "a scratch folder that was there before was removed"
+
+
 def test_engines_still_starting_die_with_their_process() -> None:
     """A process that dies while its engines start (a duel host blocks in ``init()`` until the client joined) must
     not leave them behind: the watchdog exists before ``init()`` and finds engines by their config folder. Here no

@@ -47,9 +47,13 @@ class GameRecord:
     engine_pid: int | None
 
 
-# the engine creates an (empty) ``_vizdoom`` scratch folder in the working directory; removed again if it was not there
+# An engine makes an (empty) ``_vizdoom`` scratch folder in the working directory when it finds none. Two engines
+# starting at once can both find none: the second one's mkdir then fails ("Failed to create ./_vizdoom/ directory:
+# File exists") and takes its rollout worker down with it (SIGSEGV). So the folder is made before any engine starts
+# (``ensure_scratch_dir``), and only the process that made it removes it again, as it exits: never one that found it
+# there (another process of the run, or the user's, may be starting an engine).
 SCRATCH_DIR = "_vizdoom"
-_scratch_existed = os.path.isdir(SCRATCH_DIR)
+_scratch_made: tuple[int, str] | None = None  # (pid, absolute path) of the folder a process made (not its children)
 
 _live_games: dict[int, GameRecord] = {}
 _lock = threading.RLock()  # temp_dir() is also called with the lock held
@@ -59,7 +63,7 @@ _watchdog: subprocess.Popen | None = None
 _watchdog_owner: int | None = None  # pid that started it: a forked child needs a watchdog of its own
 
 # $1: pid to watch, $2: engine list ("pid instance_id" lines), $3: temp folder, $4: the engine's scratch folder to
-# remove if empty (or nothing when it existed before this process started). Signals sent to the whole process
+# remove if empty (or nothing when this process did not make it). Signals sent to the whole process
 # group (Ctrl+C, kill -TERM -pgid) are ignored: the watchdog must outlive the process it watches.
 _WATCHDOG_SCRIPT = """
 trap '' INT TERM HUP
@@ -156,9 +160,28 @@ def _write_engine_list() -> None:
 
 
 def prepare_engine_start() -> None:
-    """Call before ``game.init()``: the watchdog must exist while an engine starts, not only once it has."""
+    """Call before ``game.init()``: the scratch folder and the watchdog must exist while an engine starts."""
     temp_dir()
+    ensure_scratch_dir()
     _ensure_watchdog()
+
+
+def ensure_scratch_dir() -> None:
+    """Make the engine's scratch folder unless it exists; the process whose ``mkdir`` made it owns its removal."""
+    global _scratch_made
+    path = os.path.abspath(SCRATCH_DIR)
+    with _lock:
+        try:
+            os.mkdir(path)
+        except OSError:  # there already (made by another process), or an unwritable directory the engine reports
+            return
+        if made_scratch_dir() is None:  # the first one this process made is the one its watchdog knows
+            _scratch_made = (os.getpid(), path)
+
+
+def made_scratch_dir() -> str | None:
+    """The scratch folder this process made (and removes as it exits), or None."""
+    return _scratch_made[1] if _scratch_made is not None and _scratch_made[0] == os.getpid() else None
 
 
 def _ensure_watchdog() -> None:
@@ -180,7 +203,7 @@ def _start_watchdog() -> None:
             str(os.getpid()),
             _engine_list_path(),
             temp_dir(),
-            "" if _scratch_existed else os.path.abspath(SCRATCH_DIR),
+            made_scratch_dir() or "",
         ],  # fmt: skip
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -202,16 +225,15 @@ def release_game(game: Any) -> None:
     if record is not None:
         _reap_engine(record.engine_pid)
         remove_shared_memory(record.instance_id)
-    if live_game_count() == 0:
-        remove_scratch_dir()
 
 
 def remove_scratch_dir() -> None:
-    """Remove the engine's ``_vizdoom`` folder from the working directory if we caused it and it is empty."""
-    if _scratch_existed:
+    """At exit: remove the engine's ``_vizdoom`` folder if this process made it and it is empty."""
+    path = made_scratch_dir()
+    if path is None:
         return
     try:
-        os.rmdir(SCRATCH_DIR)  # fails, harmlessly, while it holds anything
+        os.rmdir(path)  # fails, harmlessly, while it holds anything
     except OSError:
         pass
 
