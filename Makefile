@@ -15,6 +15,10 @@ REPS ?= 2
 # folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
 SLURM_DIR ?= /tmp/sf_slurm
 
+# A test run starts hundreds of Python processes: let them reuse the package's compiled bytecode (__pycache__,
+# git-ignored) even where the environment turns writing it off.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: setup train test test-slow lint format docs bench clean slurm-deps slurm-up slurm-down
 
 setup: $(VENV)/.installed
