@@ -39,7 +39,7 @@ FLAG_TABLE = """
 --num_batches_to_accumulate | int | 2 |  |  |
 --worker_num_splits | int | 2 |  |  |
 --policy_workers_per_policy | int | 1 |  |  |
---inference_batch_wait | str2bool | False |  |  |
+--inference_batch_wait | str2bool | None |  |  |
 --agent_to_policy | str | None |  |  |
 --max_policy_lag | int | 1000 |  |  |
 --num_workers | int | multiprocessing.cpu_count() |  |  |

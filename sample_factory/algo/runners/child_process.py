@@ -15,7 +15,10 @@ import os
 import signal
 import traceback
 
+import gymnasium as gym
+
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds
+from sample_factory.algo.sampling.request_batching import LEARNER_NICENESS, learner_yields_cpu
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.messaging.event_loop import EventLoop, Router
@@ -32,11 +35,23 @@ RUNNER_LOOP = "runner"
 EVALUATOR_NICENESS = 10
 
 
-def set_process_options(cfg: Config, spec: LoopSpec, worker_idx: int | None) -> None:
-    """Process-wide settings of a child, applied before its components (and so any CUDA call) exist."""
+def set_process_options(
+    cfg: Config, spec: LoopSpec, worker_idx: int | None, obs_space: gym.Space | None = None
+) -> None:
+    """Process-wide settings of a child, applied before its components (and so any CUDA call) exist.
+
+    ``obs_space``: the observations of a learner process's policy (whether its learner yields the CPU)."""
     if spec.kind == "evaluator":
         _single_threaded_torch()
         os.nice(cfg.default_niceness + EVALUATOR_NICENESS)
+    if spec.kind == "learner" and obs_space is not None and learner_yields_cpu(cfg, obs_space):
+        os.nice(LEARNER_NICENESS)
+        log.info(
+            "%s: niceness +%d: the inference worker batches requests (--inference_batch_wait) and the learner trains "
+            "on the CPU, so sampling gets a core first and the learner the rest",
+            spec.name,
+            LEARNER_NICENESS,
+        )
     if spec.kind == "rollout":
         _single_threaded_torch()
         if cfg.actor_worker_gpus and worker_idx is not None:
@@ -125,7 +140,9 @@ def child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, 
     set_process_title(process_title(spec, cfg))
     if cfg.log_to_file:
         init_file_logger(experiment_dir(cfg), log_file_name(this_rank()))
-    set_process_options(cfg, spec, spec.worker_idx)
+    policy_id = spec.policy_id if spec.kind == "learner" else None
+    obs_space = None if policy_id is None else shared.buffers.spaces.env_info_of(policy_id).obs_space
+    set_process_options(cfg, spec, spec.worker_idx, obs_space)
     loop = EventLoop(spec.name, router.inbox_of(spec.name), router)
     for component in spec.build(router, shared):
         loop.add_component(component)

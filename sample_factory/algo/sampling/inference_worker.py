@@ -24,7 +24,7 @@ import torch
 
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
-from sample_factory.algo.sampling.request_batching import RequestBatching
+from sample_factory.algo.sampling.request_batching import RequestBatching, holds_requests
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.envs.contract_errors import ContractError
@@ -65,11 +65,10 @@ class InferenceWorker(Component):
         self.samples_processed = 0
         self.has_action_mask = "action_mask" in self.traj["obs"]
         self.grad_mode = torch.no_grad  # torch.inference_mode where the model passes its check (on_start)
-        # whether to hold pending requests a moment for the rollout workers about to ask too (request_batching): only
-        # where the learner trains meanwhile (--async_rl) and can use the CPU time saved; not in serial mode, where
-        # every rollout worker has stepped by the time this worker's hook runs
-        hold = cfg.inference_batch_wait and cfg.async_rl and not cfg.serial_mode
-        self.batching: RequestBatching | None = RequestBatching() if hold else None
+        # whether to hold pending requests a moment for the rollout workers about to ask too (request_batching)
+        self.batching: RequestBatching | None = (
+            RequestBatching() if holds_requests(cfg, self.env_info.obs_space) else None
+        )
         self._wake_at = 0.0  # when the loop's pending wake-up timer fires (0: none)
 
     def on_start(self) -> None:

@@ -7,15 +7,28 @@ the deadline's timer wakes the loop, and ``--inference_batch_wait=False`` serves
 
 from __future__ import annotations
 
+import os
 import time
+from types import SimpleNamespace
 
+import gymnasium as gym
+import numpy as np
 import pytest
 from hot_path_harness import hot_path_cfg
 from test_hot_path import _inference_worker
 
+from sample_factory.algo.runners import child_process
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
-from sample_factory.algo.sampling.request_batching import HOLD_FROM, HOLD_UNTIL, OUTLIER_CAP, SLACK, RequestBatching
+from sample_factory.algo.sampling.request_batching import (
+    HOLD_FROM,
+    HOLD_UNTIL,
+    LEARNER_NICENESS,
+    OUTLIER_CAP,
+    SLACK,
+    RequestBatching,
+    learner_yields_cpu,
+)
 
 MS = 1e-3
 
@@ -164,15 +177,39 @@ def test_without_batch_wait_a_request_is_served_at_once() -> None:
     assert worker.model.forward_calls == [2, 1]
 
 
+IMAGES = gym.spaces.Dict(obs=gym.spaces.Box(0, 255, (3, 72, 128), np.uint8))
+VECTORS = gym.spaces.Dict(obs=gym.spaces.Box(-1.0, 1.0, (4,), np.float32))
+
+
 @pytest.mark.parametrize(
-    "flags, enabled",
+    "flags, obs_space, enabled",
     [
-        (dict(inference_batch_wait=True), True),
-        (dict(inference_batch_wait=False), False),
-        (dict(inference_batch_wait=True, async_rl=False), False),  # nothing trains meanwhile to use the CPU time
-        (dict(inference_batch_wait=True, serial_mode=True), False),  # every worker has stepped by the hook
+        (dict(inference_batch_wait=True), VECTORS, True),
+        (dict(inference_batch_wait=False), IMAGES, False),
+        (dict(inference_batch_wait=True, async_rl=False), IMAGES, False),  # nothing trains meanwhile to use the time
+        (dict(inference_batch_wait=True, serial_mode=True), IMAGES, False),  # every worker has stepped by the hook
+        (dict(inference_batch_wait=None, device="cpu"), IMAGES, True),  # unset: images on a CPU run
+        (dict(inference_batch_wait=None, device="cpu"), gym.spaces.Box(0, 255, (84, 84, 4), np.uint8), True),
+        (dict(inference_batch_wait=None, device="cpu"), VECTORS, False),
+        (dict(inference_batch_wait=None, device="gpu"), IMAGES, False),
     ],
 )
-def test_the_flag_turns_holding_on_only_where_it_can_pay(flags: dict, enabled: bool) -> None:
-    worker = InferenceWorker(hot_path_cfg(**flags), PolicyWiring(0, None, {"obs": {}}, None, None), 0, None)
+def test_the_flag_turns_holding_on_only_where_it_can_pay(flags: dict, obs_space: gym.Space, enabled: bool) -> None:
+    env_info = SimpleNamespace(obs_space=obs_space)
+    worker = InferenceWorker(hot_path_cfg(**flags), PolicyWiring(0, env_info, {"obs": {}}, None, None), 0, None)
     assert (worker.batching is not None) is enabled
+    assert learner_yields_cpu(hot_path_cfg(**flags), obs_space) is (enabled and flags.get("device", "cpu") == "cpu")
+
+
+@pytest.mark.parametrize("flags, niceness", [(dict(inference_batch_wait=True), LEARNER_NICENESS), (dict(), 0)])
+def test_a_cpu_learner_yields_to_sampling_where_requests_are_held(monkeypatch, flags: dict, niceness: int) -> None:
+    """The learner process of a policy whose inference worker holds requests lowers its priority; others keep it."""
+    increments = []
+    monkeypatch.setattr(os, "nice", increments.append)  # never renice the test process itself
+    cfg = hot_path_cfg(device="cpu", **flags)
+    spec = SimpleNamespace(kind="learner", name="learner_p0")
+    child_process.set_process_options(cfg, spec, None, VECTORS)
+    assert sum(increments) == niceness
+    increments.clear()
+    child_process.set_process_options(cfg, SimpleNamespace(kind="inference"), None)
+    assert increments == []
