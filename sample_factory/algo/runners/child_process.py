@@ -18,7 +18,7 @@ import traceback
 import gymnasium as gym
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState, component_kinds
-from sample_factory.algo.sampling.request_batching import LEARNER_NICENESS, learner_yields_cpu
+from sample_factory.algo.utils.cpu_sharing import LEARNER_NICENESS, learner_yields_cpu
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.messaging.event_loop import EventLoop, Router

@@ -24,7 +24,8 @@ import torch
 
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
-from sample_factory.algo.sampling.request_batching import RequestBatching, holds_requests
+from sample_factory.algo.sampling.request_batching import RequestBatching
+from sample_factory.algo.utils.cpu_sharing import holds_requests
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
 from sample_factory.envs.contract_errors import ContractError

@@ -24,25 +24,18 @@ during collection (``--async_rl=True``) and can use it.
 
 Holding alone frees CPU time without making the run much faster: the inference worker is the one process that
 every sample waits on, and on a contended CPU it also waits for a core behind the learner, which is ready to run
-nearly all the time. So where the learner computes on the CPU, its process runs ``LEARNER_NICENESS`` above the
-sampling processes (``learner_yields_cpu``): whenever the inference worker or a rollout worker is ready to run, it
-gets a core first, and the learner trains in the time they leave, the held requests' time included. Measured on 2
-cores with the flags of ``compare_sf2``'s doom_basic_matched workload, four rounds alternated: 1,619 FPS on average
-with both, 1,524 with neither, 1,551 with holding alone, 1,540 with the lower priority alone.
+nearly all the time. So where the learner computes on the CPU, its process runs at a lower priority than the
+sampling processes (``algo.utils.cpu_sharing``): whenever the inference worker or a rollout worker is ready to run,
+it gets a core first, and the learner trains in the time they leave, the held requests' time included. Measured on
+2 cores with the flags of ``compare_sf2``'s doom_basic_matched workload, four rounds alternated: 1,619 FPS on
+average with both, 1,524 with neither, 1,551 with holding alone, 1,540 with the lower priority alone.
 
-Both are on by default for image observations on a CPU run (``holds_requests``); ``--inference_batch_wait`` True or
-False decides where given. Measurements: docs/architecture.md, "Batching inference requests".
+Both are on by default for image observations on a CPU run (``cpu_sharing.holds_requests``);
+``--inference_batch_wait`` True or False decides where given. Measurements: docs/architecture.md, "Batching
+inference requests".
 """
 
 from __future__ import annotations
-
-import gymnasium as gym
-
-from sample_factory.utils.typing import Config
-
-# the learner process's niceness where it yields the CPU to the sampling processes (learner_yields_cpu); niceness 5
-# gives a process about a third of the CPU weight of one at 0 when both are ready to run
-LEARNER_NICENESS = 5
 
 # a rollout worker is waited for until SLACK times its usual turnaround after it was answered
 SLACK = 1.5
@@ -125,34 +118,3 @@ class RequestBatching:
             return None
         deadline = min(max(coming), latest)
         return deadline if now < deadline else None
-
-
-def holds_requests(cfg: Config, obs_space: gym.Space) -> bool:
-    """Whether the inference workers of a policy with observations ``obs_space`` hold requests.
-
-    ``--inference_batch_wait`` True or False decides; unset (None), holding is on for image observations on a CPU run
-    (``--device=cpu``), where a pass costs nearly as much for few observations as for many (conv and RNN weights
-    streamed from memory), and off elsewhere: a small MLP's pass costs little whatever its size, and there the
-    learner, not the inference worker, is what the run waits on (CartPole, ``compare_sf2``'s cartpole_matched flags:
-    8,007 FPS on average with holding against 8,985 without, three rounds). Never in serial mode, where every rollout
-    worker has stepped by the time an inference worker's hook runs, nor without ``--async_rl``, where nothing trains
-    during collection to use the CPU time saved.
-    """
-    if not cfg.async_rl or cfg.serial_mode:
-        return False
-    if cfg.inference_batch_wait is not None:
-        return bool(cfg.inference_batch_wait)
-    return cfg.device == "cpu" and has_images(obs_space)
-
-
-def has_images(obs_space: gym.Space) -> bool:
-    """Whether ``obs_space`` is, or holds, a ``Box`` of three dimensions (an image, channels first or last)."""
-    if isinstance(obs_space, gym.spaces.Dict):
-        return any(has_images(space) for space in obs_space.spaces.values())
-    return isinstance(obs_space, gym.spaces.Box) and len(obs_space.shape) == 3
-
-
-def learner_yields_cpu(cfg: Config, obs_space: gym.Space) -> bool:
-    """Whether a policy's learner process runs at ``LEARNER_NICENESS``: where its inference workers hold requests and
-    it computes on the CPU (on a GPU, its process mostly waits for the device and competes for little)."""
-    return holds_requests(cfg, obs_space) and cfg.device == "cpu"

@@ -4,7 +4,10 @@ CPU with staging forced on) keeping every step of the hot path exact."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
+import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 from hot_path_harness import HotPath, all_problems, env_action_problems, hot_path_cfg
@@ -13,6 +16,8 @@ from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.host_staging import StagedGather
+
+ENV_INFO = SimpleNamespace(obs_space=gym.spaces.Box(-1.0, 1.0, (4,), np.float32))  # the workers read only this
 
 
 @pytest.fixture(autouse=True)
@@ -28,14 +33,14 @@ def test_each_inference_worker_computes_on_its_policys_gpu(monkeypatch: pytest.M
     cfg = hot_path_cfg(device="gpu", num_policies=3)
     traj = {"obs": {"obs": torch.zeros(1, 2, 4)}}
     workers = [
-        InferenceWorker(cfg, PolicyWiring(p, None, traj, None, None), j, None) for p in range(3) for j in range(2)
+        InferenceWorker(cfg, PolicyWiring(p, ENV_INFO, traj, None, None), j, None) for p in range(3) for j in range(2)
     ]
     assert [w.device for w in workers] == [torch.device("cuda", i) for i in (0, 0, 1, 1, 0, 0)]
     assert all(w.stager.staged and w.stager.pin_memory and w.stager.device == w.device for w in workers)
 
 
 def test_on_the_cpu_the_gather_is_not_staged() -> None:
-    worker = InferenceWorker(hot_path_cfg(device="cpu"), PolicyWiring(0, None, {"obs": {}}, None, None), 0, None)
+    worker = InferenceWorker(hot_path_cfg(device="cpu"), PolicyWiring(0, ENV_INFO, {"obs": {}}, None, None), 0, None)
     assert worker.device == torch.device("cpu") and not worker.stager.staged
 
 

@@ -20,15 +20,8 @@ from test_hot_path import _inference_worker
 from sample_factory.algo.runners import child_process
 from sample_factory.algo.runners.components import PolicyWiring
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
-from sample_factory.algo.sampling.request_batching import (
-    HOLD_FROM,
-    HOLD_UNTIL,
-    LEARNER_NICENESS,
-    OUTLIER_CAP,
-    SLACK,
-    RequestBatching,
-    learner_yields_cpu,
-)
+from sample_factory.algo.sampling.request_batching import HOLD_FROM, HOLD_UNTIL, OUTLIER_CAP, SLACK, RequestBatching
+from sample_factory.algo.utils.cpu_sharing import LEARNER_NICENESS, learner_yields_cpu
 
 MS = 1e-3
 
