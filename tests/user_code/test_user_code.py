@@ -1,7 +1,7 @@
 """User-code conformance: users' own envs and model modules, in Sample Factory 2's documented styles, train in serial
 and in parallel mode and are enjoyed, whatever speed tricks the library applies.
 
-Each case (``user_cases.CASES``) runs once, as its own process (``user_script.py``: serial training, parallel
+Each case (``user_cases.CASES``) runs once, as its own process (``user_script.py``: parallel training, serial
 training, enjoy of both checkpoints); the tests below check what each phase left behind and the log lines saying
 which fast path each component used or skipped (``sample_factory.model.fast_path_checks``). With a fast path forced
 on where it does not hold (``SF_FORCE_FAST_PATHS=channels_last`` or ``=direct_calls``) the cases that need the plain
