@@ -25,7 +25,7 @@ def holds_requests(cfg: Config, obs_space: gym.Space) -> bool:
     (``--device=cpu``), where a pass costs nearly as much for few observations as for many (conv and RNN weights
     streamed from memory), and off elsewhere: a small MLP's pass costs little whatever its size, and there the
     learner, not the inference worker, is what the run waits on (CartPole, ``compare_sf2``'s cartpole_matched flags:
-    8,007 FPS on average with holding and the yielding learner against 8,985 without, three rounds). Never in serial
+    8,007 FPS on average with holding and the yielding learner against 8,986 without, three rounds). Never in serial
     mode, where every rollout worker has stepped by the time an inference worker's hook runs, nor without
     ``--async_rl``, where nothing trains during collection to use the CPU time saved.
     """
