@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import pickle
+import signal
 import traceback
 from dataclasses import dataclass
 
@@ -176,7 +177,12 @@ class EnvInfoProcessError(RuntimeError):
 
 
 def _env_info_child(cfg: Config, env_registry: dict, conn) -> None:
-    """Entry point of the env-info child: the parent's env registry, then answer ``(ok, payload)`` once."""
+    """Entry point of the env-info child: the parent's env registry, then answer ``(ok, payload)`` once.
+
+    Ignores SIGINT/SIGTERM, as every child of a run does: a signal to the run's process group is the runner's to act
+    on, and the runner waits for this answer before it stops in order."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     set_global_env_registry(env_registry)
     try:
         answer = (True, obtain_env_info(cfg))

@@ -14,7 +14,7 @@ would have been:
   ``PYTHONPATH``) stays too: otherwise the staying module would make objects of the old copy while the workers
   unpickle the new one's, and a space of one is no instance of the other's classes;
 - handlers registered with ``atexit`` are forgotten (workers run those that their own code registers) and signal
-  handlers of Python code go back to the defaults.
+  handlers of Python code go back to the defaults, except that the server ignores SIGTERM (see ``_serve``).
 
 It is used only where forking is known to be safe (:func:`fork_blocker`): no Python thread but this one, no native
 thread started since the package was imported (a simulator's threads, torch's intra-op pool), no CUDA initialised
@@ -141,6 +141,10 @@ def _serve(listener_fd: int, alive_r: int, alive_w: int) -> None:
         os.close(alive_w)
         forkserver._forkserver._lock = threading.Lock()  # copied while the runner held it
         _forget_user_state()
+        # ended by the runner alone (stop_forked_server, or EOF on alive_r once it is gone): a SIGTERM sent to the
+        # run's process group (a launcher, Slurm) must not end it while the runner still starts workers; those
+        # ignore SIGTERM from their first step anyway (child_process)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         forkserver.main(listener_fd, alive_r, [], main_path=None, sys_path=None)
     except SystemExit:  # the standard loop's way of ending when the runner and its workers are gone
         pass

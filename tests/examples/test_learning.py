@@ -9,7 +9,10 @@ stopped with Ctrl+C at their first reward line >= 450 (``sf_run.run_python_until
 a wide margin, not the cost of a passing run. The margin is measured (2026-11-25, 2-core machine, the test's flags with
 seeds 1-8, budget 600k; env steps at the first line >= 450, an upper bound as lines come every 5 s): async 116k-145k,
 sync 117k-204k, V-trace 114k-228k; sync again with a busy process on one of the two cores, seeds 1-6: 124k-155k. Every
-run crossed; stopped runs took 13-25 s.
+run crossed; stopped runs took 13-25 s. Yet a later CI run of sync PPO never crossed within its 500k budget: it rose to
+about 400 by 350k and then swung between 310 and 442 to the end. The ceiling is therefore 800k steps for all three
+(about 2 minutes at CartPole's 6,500 FPS, within the command's 270 s limit): it costs nothing to a run that crosses,
+and gives one that swings below the threshold time to settle above it.
 
 For CartPole the reward checked is the best ``Avg episode reward`` line of the run (each line is the mean over the
 last 100 finished episodes): the line the test stopped at or, when a run reaches its budget first, its best line,
@@ -26,9 +29,9 @@ import sf_run
 from example_helpers import COMMAND_TIMEOUT_S, CommandResult, assert_reached_reward, run_module, run_module_until_reward
 
 CARTPOLE_THRESHOLD = 450.0
-ASYNC_STEPS = 400_000
-SYNC_STEPS = 500_000
-VTRACE_STEPS = 500_000  # 2.2x the slowest trial (228k); async and sync keep 2.5x or more
+ASYNC_STEPS = 800_000
+SYNC_STEPS = 800_000
+VTRACE_STEPS = 800_000  # 3.5x the slowest measured trial (228k)
 TRAIN_GYM = "sf_examples.train_gym_env"
 
 
@@ -61,13 +64,13 @@ def _assert_reward_at_least(result: CommandResult, threshold: float) -> float:
 
 
 def test_cartpole_async_learns(tmp_path: Path) -> None:
-    """Parallel async APPO reaches >= 450 on CartPole-v1 within ASYNC_STEPS (400k) env steps (seed 1)."""
+    """Parallel async APPO reaches >= 450 on CartPole-v1 within ASYNC_STEPS (800k) env steps (seed 1)."""
     result = _train_cartpole(tmp_path, ASYNC_STEPS, "--async_rl=True")
     assert_reached_reward(result, CARTPOLE_THRESHOLD)
 
 
 def test_cartpole_sync_learns(tmp_path: Path) -> None:
-    """Parallel sync PPO (``--async_rl=False``) reaches >= 450 on CartPole-v1 within SYNC_STEPS (500k) env
+    """Parallel sync PPO (``--async_rl=False``) reaches >= 450 on CartPole-v1 within SYNC_STEPS (800k) env
     steps (seed 1)."""
     result = _train_cartpole(tmp_path, SYNC_STEPS, "--async_rl=False")
     assert_reached_reward(result, CARTPOLE_THRESHOLD)
@@ -75,7 +78,7 @@ def test_cartpole_sync_learns(tmp_path: Path) -> None:
 
 def test_cartpole_vtrace_learns(tmp_path: Path) -> None:
     """V-trace targets (``--with_vtrace=True``, recurrence = rollout = 32 as V-trace requires) reach >= 450 on
-    CartPole-v1 within VTRACE_STEPS (500k) env steps (parallel async, seed 1)."""
+    CartPole-v1 within VTRACE_STEPS (800k) env steps (parallel async, seed 1)."""
     result = _train_cartpole(tmp_path, VTRACE_STEPS, "--with_vtrace=True", "--recurrence=32")
     assert_reached_reward(result, CARTPOLE_THRESHOLD)
 

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.evaluation_reports import EvaluationResults, EvaluationSchedule, summary_step
@@ -106,7 +106,9 @@ class RunnerComponent(Component):
             summaries_dir(experiment_dir(self.cfg)), self.cfg.num_policies, self.cfg.flush_summaries_interval
         )
 
-    def install_signal_handlers(self) -> None:
+    def install_signal_handlers(self, received: Sequence[int] = ()) -> None:
+        """SIGINT/SIGTERM stop the run in order from now on; ``received`` are those held during start-up
+        (``start_up_signals``), acted on as if they came now."""
         if threading.current_thread() is not threading.main_thread():
             return  # only the main thread may set handlers; a caller that starts us from another thread keeps its own
 
@@ -117,6 +119,8 @@ class RunnerComponent(Component):
 
         signal.signal(signal.SIGINT, handler)
         signal.signal(signal.SIGTERM, handler)
+        for signum in received:
+            handler(signum, None)
 
     # ---------------------------------------------------------------- slots
     def on_component_ready(self, name: str) -> None:

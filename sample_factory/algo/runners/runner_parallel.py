@@ -21,6 +21,7 @@ from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.process_watch import ProcessWatch
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.runners.start_up_signals import StopSignalsHeld
 from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import require_cfg_fits_env
@@ -39,6 +40,10 @@ class ParallelRunner(Runner):
         self.stall_watchdog: StallWatchdog | None = None
 
     def init(self) -> StatusCode:
+        with StopSignalsHeld() as held:  # no death by SIGTERM halfway through a /dev/shm allocation
+            return self._start(held)
+
+    def _start(self, held: StopSignalsHeld) -> StatusCode:
         from sample_factory.algo.utils.context import sf_global_context
 
         cfg = self.cfg
@@ -68,7 +73,7 @@ class ParallelRunner(Runner):
         self._watch_own_loop(loop)
         self._build_in_main_process(specs, router, shared, loop)
         self.hooks.notify("on_connect_components")
-        self.component.install_signal_handlers()
+        self.component.install_signal_handlers(held.hand_over())
         processes.start_all(sf_global_context())
         return ExperimentStatus.SUCCESS
 

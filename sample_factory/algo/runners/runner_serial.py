@@ -11,6 +11,7 @@ import torch
 
 from sample_factory.algo.runners.runner import Runner
 from sample_factory.algo.runners.setup import make_shared_state, obtain_env_info
+from sample_factory.algo.runners.start_up_signals import StopSignalsHeld
 from sample_factory.algo.utils.checkpoints import list_checkpoints
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import require_cfg_fits_env
@@ -28,6 +29,10 @@ class SerialRunner(Runner):
         self.watchdog: StallWatchdog | None = None
 
     def init(self) -> StatusCode:
+        with StopSignalsHeld() as held:  # no death by SIGTERM halfway through a /dev/shm allocation
+            return self._start(held)
+
+    def _start(self, held: StopSignalsHeld) -> StatusCode:
         if not self.prepare_run():
             return ExperimentStatus.SUCCESS
         env_info = self.given_env_info or obtain_env_info(self.cfg)
@@ -53,7 +58,7 @@ class SerialRunner(Runner):
             self.watchdog = StallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
             loop.add_after_hook(self.watchdog.beat)
         self.hooks.notify("on_connect_components")
-        self.component.install_signal_handlers()
+        self.component.install_signal_handlers(held.hand_over())
         return ExperimentStatus.SUCCESS
 
     def run(self) -> StatusCode:
