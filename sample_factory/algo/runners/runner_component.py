@@ -13,12 +13,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.evaluation_reports import EvaluationResults, EvaluationSchedule, summary_step
 from sample_factory.algo.runners.hooks import ObserverError, UserHooks
 from sample_factory.algo.runners.run_control import NoSupervision, Supervision
+from sample_factory.algo.runners.start_up_signals import StopSignalsHeld
 from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.algo.runners.stats import RunStats, SummaryWriters
 from sample_factory.algo.runners.wandb_utils import WandbLogger, init_wandb
@@ -106,9 +107,9 @@ class RunnerComponent(Component):
             summaries_dir(experiment_dir(self.cfg)), self.cfg.num_policies, self.cfg.flush_summaries_interval
         )
 
-    def install_signal_handlers(self, received: Sequence[int] = ()) -> None:
-        """SIGINT/SIGTERM stop the run in order from now on; ``received`` are those held during start-up
-        (``start_up_signals``), acted on as if they came now."""
+    def install_signal_handlers(self, held: StopSignalsHeld | None = None) -> None:
+        """SIGINT/SIGTERM stop the run in order from now on. The signals ``held`` during start-up
+        (``start_up_signals``) are taken over once these handlers are in place, so none falls between the two."""
         if threading.current_thread() is not threading.main_thread():
             return  # only the main thread may set handlers; a caller that starts us from another thread keeps its own
 
@@ -119,7 +120,7 @@ class RunnerComponent(Component):
 
         signal.signal(signal.SIGINT, handler)
         signal.signal(signal.SIGTERM, handler)
-        for signum in received:
+        for signum in held.hand_over() if held is not None else ():
             handler(signum, None)
 
     # ---------------------------------------------------------------- slots

@@ -73,7 +73,7 @@ class ParallelRunner(Runner):
         self._watch_own_loop(loop)
         self._build_in_main_process(specs, router, shared, loop)
         self.hooks.notify("on_connect_components")
-        self.component.install_signal_handlers(held.hand_over())
+        self.component.install_signal_handlers(held)
         processes.start_all(sf_global_context())
         return ExperimentStatus.SUCCESS
 

@@ -58,7 +58,7 @@ class SerialRunner(Runner):
             self.watchdog = StallWatchdog(float(self.cfg.heartbeat_timeout), startup, self._where_to_resume)
             loop.add_after_hook(self.watchdog.beat)
         self.hooks.notify("on_connect_components")
-        self.component.install_signal_handlers(held.hand_over())
+        self.component.install_signal_handlers(held)
         return ExperimentStatus.SUCCESS
 
     def run(self) -> StatusCode:

@@ -40,7 +40,8 @@ class StopSignalsHeld:
         return self
 
     def hand_over(self) -> list[int]:
-        """The signals held so far; call right after installing the runner's handlers, which then own them."""
+        """The signals held so far, for handlers installed just before this call (a signal in between reaches them,
+        not this object); nothing is restored or delivered at the end of the context."""
         self._previous = {}
         return list(self.received)
 
