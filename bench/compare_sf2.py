@@ -9,8 +9,10 @@
 Both systems get the same command line: the same example module (``sf_examples.*`` exists in both) with every
 hyper-parameter spelled out, so the comparison measures the system rather than the two projects' family defaults.
 Runs alternate (ours, reference, ours, reference, ...) so that drift in the machine's speed (other users, thermal
-limits) hits both alike. Each run is a process group of its own with a time limit; when it ends, or when this
-script is stopped, the whole group (workers included) is ended.
+limits) hits both alike. The two runs of a pair get the same ``--seed``, and each pair the next one (1, 2, 3, ...;
+``--seed``, ``--fixed_seed``), so that the rewards of several pairs sample several seeds rather than one. Each run
+is a process group of its own with a time limit; when it ends, or when this script is stopped, the whole group
+(workers included) is ended.
 
 The reference is installed once, from PyPI, into a virtual environment of its own (``--ref_venv``): ``torch``
 first, then ``sample-factory==2.1.1 vizdoom``; the MuJoCo workload adds ``mujoco==2.3.7`` (the MuJoCo of its
@@ -50,7 +52,7 @@ REFERENCE = "sample-factory==2.1.1"
 REFERENCE_EXTRAS = {"vizdoom": ("vizdoom",), "mujoco": ("mujoco==2.3.7", "imageio"), "atari": ("ale-py==0.9.1",)}
 ALE_PTH = "compare_sf2_ale_py.pth"  # makes every interpreter of the reference venv import ale_py (see above)
 
-_SMALL_MACHINE = ("--device=cpu", "--seed=1")
+_SMALL_MACHINE = ("--device=cpu",)
 # PPO on CartPole with a small tanh MLP: the flags of docs/benchmarks.md's cartpole_matched table
 CARTPOLE_MATCHED = (
     "--env=CartPole-v1", "--num_workers=2", "--num_envs_per_worker=8", "--train_for_env_steps=200000",
@@ -170,6 +172,7 @@ class Pair:
     rep: int
     ours: RunResult
     reference: RunResult
+    seed: int = 1  # the --seed both runs got
 
     def fps_ratio(self) -> float | None:
         return ratio(self.ours.fps, self.reference.fps)
@@ -304,11 +307,19 @@ def run_one(
     return RunResult(label, steps, fps, wall_s, reward, status, score)
 
 
-def training_command(python: str, workload: Workload, scratch: str, label: str) -> list[str]:
+def training_command(python: str, workload: Workload, scratch: str, label: str, seed: int = 1) -> list[str]:
     return [
-        python, "-m", workload.module, *workload.flags, f"--train_dir={os.path.join(scratch, 'train_dir')}",
-        f"--experiment={label}", "--restart_behavior=overwrite",
+        python, "-m", workload.module, *workload.flags, f"--seed={seed}",
+        f"--train_dir={os.path.join(scratch, 'train_dir')}", f"--experiment={label}", "--restart_behavior=overwrite",
     ]  # fmt: skip
+
+
+def rep_seed(args: argparse.Namespace, rep: int) -> int:
+    """The seed both systems get in repetition ``rep``: ``--seed`` plus ``rep``, or ``--seed`` in every pair with
+    ``--fixed_seed``. With one seed for every pair the repetitions share their initial weights and env seeds, so their
+    rewards are not independent samples: a seed whose curve happens to dip makes every run of one system look behind.
+    """
+    return args.seed if args.fixed_seed else args.seed + rep
 
 
 def child_env(pythonpath: str | None) -> dict[str, str]:
@@ -389,6 +400,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ref_python", default=None, help="a ready reference interpreter: no install")
     parser.add_argument("--torch", default="torch==2.13.0", help="torch requirement of the reference venv")
     parser.add_argument("--scratch", default="/tmp/sf2-compare", help="logs, train_dir and results.json")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first pair; pair i gets seed + i")
+    parser.add_argument("--fixed_seed", action="store_true", help="give every pair --seed (FPS-only comparisons)")
     parser.add_argument("--list", action="store_true", help="print the workloads and their flags, then exit")
     args = parser.parse_args(argv)
     unknown = [w for w in args.workloads if w not in WORKLOADS]
@@ -410,13 +423,15 @@ def compare(name: str, args: argparse.Namespace, ref_python: str) -> WorkloadSum
     os.makedirs(empty_dir, exist_ok=True)
     for rep in range(args.reps):
         ours_label, ref_label = f"ours_{name}_{rep}", f"ref_{name}_{rep}"
-        ours_cmd = training_command(args.ours_python, workload, scratch, ours_label)
+        seed = rep_seed(args, rep)
+        ours_cmd = training_command(args.ours_python, workload, scratch, ours_label, seed)
         ours = run_one(ours_label, ours_cmd, REPO_ROOT, child_env(REPO_ROOT), scratch, args.time_limit, ours_tag)
-        ref_cmd = training_command(ref_python, workload, scratch, ref_label)
+        ref_cmd = training_command(ref_python, workload, scratch, ref_label, seed)
         ref = run_one(ref_label, ref_cmd, empty_dir, child_env(None), scratch, args.time_limit, ref_tag)
-        pair = Pair(rep, ours, ref)
+        pair = Pair(rep, ours, ref, seed)
         summary.pairs.append(pair)
-        print(f"{name} run {rep}\n  ours:      {ours.describe()}\n  reference: {ref.describe()}", flush=True)
+        print(f"{name} run {rep} (--seed={seed})", flush=True)
+        print(f"  ours:      {ours.describe()}\n  reference: {ref.describe()}", flush=True)
         print(f"  ratio ours/reference: FPS {_fmt(pair.fps_ratio())}, steps/s {_fmt(pair.steps_per_s_ratio())}")
     return summary
 
@@ -433,6 +448,7 @@ def write_results(path: str, machines: tuple[str, str], summaries: list[Workload
         "workloads": {
             s.name: {
                 "command": f"python -m {WORKLOADS[s.name].module} {' '.join(WORKLOADS[s.name].flags)}",
+                "seeds": [p.seed for p in s.pairs],
                 "medians": s.medians(),
                 "runs": [{"ours": asdict(p.ours), "reference": asdict(p.reference)} for p in s.pairs],
             }
@@ -447,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.list:
         for name, workload in WORKLOADS.items():
-            print(f"{name}: python -m {workload.module} {' '.join(workload.flags)}")
+            print(f"{name}: python -m {workload.module} {' '.join(workload.flags)} --seed=<seed of the pair>")
         return 0
     os.makedirs(args.scratch, exist_ok=True)
     ref_python = args.ref_python

@@ -113,11 +113,12 @@ def test_reps_come_from_the_environment_as_make_bench_passes_them(monkeypatch):
 
 def test_every_workload_gives_both_systems_the_same_spelled_out_command():
     for name, workload in compare_sf2.WORKLOADS.items():
-        ours = compare_sf2.training_command("ours-python", workload, "/s", f"ours_{name}_0")
-        ref = compare_sf2.training_command("ref-python", workload, "/s", f"ref_{name}_0")
+        ours = compare_sf2.training_command("ours-python", workload, "/s", f"ours_{name}_0", seed=3)
+        ref = compare_sf2.training_command("ref-python", workload, "/s", f"ref_{name}_0", seed=3)
         assert ours[1:-2] == ref[1:-2], name  # all but the interpreter and the experiment name
-        flags = [f.split("=")[0] for f in workload.flags if f.startswith("--")]
+        flags = [f.split("=")[0] for f in ours if f.startswith("--")]
         assert len(flags) == len(set(flags)), f"{name}: a flag given twice"
+        assert "--seed=3" in ours
         for needed in ("--env", "--train_for_env_steps", "--num_workers", "--seed", "--device", "--rollout"):
             assert needed in flags, f"{name} leaves {needed} to the family defaults"
         assert workload.extra in compare_sf2.REFERENCE_EXTRAS
@@ -145,6 +146,7 @@ steps = int(args["--train_for_env_steps"])
 print(f"Avg episode reward: [(0, '{len(sys.argv)}.000')]")
 print(f"Collected {{0: {steps}}}, FPS: {float(os.environ.get('FAKE_FPS', '100.0'))}")
 print("cwd", os.getcwd(), "pythonpath", os.environ.get("PYTHONPATH"))
+print("seed", args["--seed"])
 """
 
 
@@ -174,6 +176,18 @@ def test_a_whole_comparison_against_stand_in_trainers(fake_python, tmp_path, cap
     ref_log = (scratch / "ref_cartpole_matched_0.log").read_text()
     assert f"cwd {scratch / 'reference_cwd'} pythonpath None" in ref_log
     assert f"pythonpath {REPO_ROOT}" in (scratch / "ours_cartpole_matched_0.log").read_text()
+
+
+@pytest.mark.parametrize(("extra", "seeds"), [([], ["5", "6", "7"]), (["--fixed_seed"], ["5", "5", "5"])])
+def test_both_runs_of_a_pair_share_a_seed_and_each_pair_takes_the_next(fake_python, tmp_path, extra, seeds):
+    scratch = tmp_path / "scratch"
+    argv = ["cartpole_matched", "--reps=3", "--seed=5", f"--ours_python={fake_python}", f"--ref_python={fake_python}"]
+    assert compare_sf2.main([*argv, *extra, f"--scratch={scratch}"]) == 0
+    for system in ("ours", "ref"):
+        logs = [(scratch / f"{system}_cartpole_matched_{rep}.log").read_text() for rep in range(3)]
+        assert [log.split("seed ")[-1].split()[0] for log in logs] == seeds
+    results = json.loads((scratch / "results.json").read_text())
+    assert results["workloads"]["cartpole_matched"]["seeds"] == [int(seed) for seed in seeds]
 
 
 def _gone(pid: int) -> bool:
