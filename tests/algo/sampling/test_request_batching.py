@@ -19,6 +19,7 @@ from test_hot_path import _inference_worker
 
 from sample_factory.algo.runners import child_process
 from sample_factory.algo.runners.components import PolicyWiring
+from sample_factory.algo.sampling import inference_worker
 from sample_factory.algo.sampling.inference_worker import InferenceWorker
 from sample_factory.algo.sampling.request_batching import HOLD_FROM, HOLD_UNTIL, OUTLIER_CAP, SLACK, RequestBatching
 from sample_factory.algo.utils.cpu_sharing import LEARNER_NICENESS, learner_yields_cpu
@@ -206,3 +207,16 @@ def test_a_cpu_learner_yields_to_sampling_where_requests_are_held(monkeypatch, f
     increments.clear()
     child_process.set_process_options(cfg, SimpleNamespace(kind="inference"), None)
     assert increments == []
+
+
+def test_the_inference_worker_reuses_freed_heap_memory_from_its_start(monkeypatch) -> None:
+    """Every pass allocates its normalised observations and activations afresh: the worker makes glibc keep freed
+    memory for the next pass instead of page-faulting it in again (``reuse_freed_memory_for_large_tensors``)."""
+    calls = []
+    monkeypatch.setattr(inference_worker, "reuse_freed_memory_for_large_tensors", lambda: calls.append(1) or True)
+    worker, _, _, _, _ = _inference_worker()
+    sent = []
+    monkeypatch.setattr(worker, "send", lambda *message: sent.append(message[:2]))
+    worker.on_start()
+    assert calls == [1]
+    assert sent == [("runner", "on_component_ready")]  # started, not failed
