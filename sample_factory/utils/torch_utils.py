@@ -56,7 +56,7 @@ def reuse_freed_memory_for_large_tensors() -> bool:
     them. Called by the learner, whose batch tensors are the large ones, and by the inference worker: a pass over
     8 Doom frames allocates about 1 MB of normalised observations and activations, which glibc's default trimming
     gave back and faulted in again at every pass (445 page faults and 1.1 ms of CPU per pass of the doom_basic
-    model, 0 with this). Rollout workers and the runner keep glibc's defaults. A no-op (False) where the C library
+    model, 0.08 with this). Rollout workers and the runner keep glibc's defaults. A no-op (False) where the C library
     is not glibc.
     """
     import ctypes
