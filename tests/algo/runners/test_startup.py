@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
+import pytest
 from sf_run import run_module, short_run_args
 
 from sample_factory.algo.runners.startup import RunTimeline
@@ -25,6 +29,20 @@ def test_a_phase_is_marked_once_and_missing_phases_are_left_out() -> None:
     assert timeline.marks["stop_requested"] == 10.0
     line = timeline.shut_down_line()
     assert line.startswith("Shut-down: ") and "(components 0.5" in line and "processes" not in line
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_start_of_the_process_is_read_to_a_clock_tick() -> None:
+    """The count starts when the command's process was created: not up to a second earlier (the boot time of
+    ``/proc/stat`` is whole seconds), nor after it."""
+    code = "from sample_factory.algo.runners.startup import process_start_time; print(repr(process_start_time()))"
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    after_fork = time.time()
+    out, _ = child.communicate(timeout=60)
+    started = float(out)
+    tick = 1.0 / os.sysconf("SC_CLK_TCK")
+    assert before - 2 * tick - 0.01 <= started <= after_fork + 0.01, (before, started, after_fork)
 
 
 def test_a_real_run_logs_both_lines(tmp_path) -> None:
