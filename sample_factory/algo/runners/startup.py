@@ -24,6 +24,8 @@ START_UP_PHASES = (
     ("workers", "workers"),
 )
 SHUT_DOWN_PHASES = (("components_stopped", "components"), ("processes_joined", "processes"))
+# the precise start and psutil's may differ by up to a second (psutil's boot time is whole seconds), not more
+MAX_CLOCK_DISAGREEMENT_S = 1.5
 
 
 def process_start_time() -> float:
@@ -33,13 +35,17 @@ def process_start_time() -> float:
     ``create_time()`` adds the start to the boot time of ``/proc/stat``, which is whole seconds, so its answer is
     early by the boot's fraction of a second (up to a second added to every start-up figure of the machine).
     """
+    try:
+        coarse: float | None = psutil.Process().create_time()
+    except psutil.Error:  # no /proc to read it from
+        coarse = None
     age = _process_age()
     if age is not None:
-        return time.time() - age
-    try:
-        return psutil.Process().create_time()
-    except psutil.Error:  # no /proc to read it from: count from now
-        return time.time()
+        precise = time.time() - age
+        # the two differ by the boot's fraction of a second; more means the clocks disagree (a time namespace)
+        if coarse is None or abs(precise - coarse) < MAX_CLOCK_DISAGREEMENT_S:
+            return precise
+    return coarse if coarse is not None else time.time()  # else count from now
 
 
 def _process_age() -> float | None:

@@ -7,9 +7,11 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 from sf_run import run_module, short_run_args
 
+from sample_factory.algo.runners import startup
 from sample_factory.algo.runners.startup import RunTimeline
 
 
@@ -43,6 +45,14 @@ def test_the_start_of_the_process_is_read_to_a_clock_tick() -> None:
     started = float(out)
     tick = 1.0 / os.sysconf("SC_CLK_TCK")
     assert before - 2 * tick - 0.01 <= started <= after_fork + 0.01, (before, started, after_fork)
+
+
+def test_psutil_answers_where_the_boot_time_clock_disagrees_with_it(monkeypatch) -> None:
+    """A process's start read against a boot-time clock shifted by a time namespace would be seconds off: psutil's
+    answer, early by less than a second, is taken instead."""
+    monkeypatch.setattr(startup, "_process_age", lambda: 3600.0)  # an hour: far from what psutil says
+    expected = psutil.Process().create_time()
+    assert startup.process_start_time() == pytest.approx(expected)
 
 
 def test_a_real_run_logs_both_lines(tmp_path) -> None:
