@@ -8,7 +8,9 @@ Training code never imports an env directly: it asks the registry for the functi
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
@@ -18,6 +20,7 @@ from sample_factory.utils.typing import CreateEnvFunc
 from sample_factory.utils.utils import is_module_available, log
 
 InterfaceT = TypeVar("InterfaceT")
+ResultT = TypeVar("ResultT")
 
 
 class EnvCriticalError(Exception):
@@ -180,6 +183,68 @@ def get_default_reward_shaping(env: Any) -> dict[str, Any] | None:
     """
     shaping = find_wrapper_interface(env, RewardShapingInterface)
     return shaping.get_default_reward_shaping() if shaping is not None else None
+
+
+def set_reward_shaping(env: Any, reward_shaping: dict[str, Any] | None, agent_idx: int | slice) -> bool:
+    """Give ``reward_shaping`` to the first :class:`RewardShapingInterface` in ``env``'s wrapper chain.
+
+    Returns whether one was found: an env with nothing to shape ignores the call, so population-based training can
+    push schemes to every env without knowing which ones take them. ``agent_idx`` is one agent (int) or several
+    (slice) of a multi-agent env.
+    """
+    shaping = find_wrapper_interface(env, RewardShapingInterface)
+    if shaping is None:
+        return False
+    shaping.set_reward_shaping(reward_shaping, agent_idx)
+    return True
+
+
+def set_training_info(training_info_interface: TrainingInfoInterface | None, training_info: dict[str, Any]) -> None:
+    """Pass training progress to an env's :class:`TrainingInfoInterface` (from ``find_training_info_interface``).
+
+    ``None`` (the env has no such interface) is accepted and ignored, so callers need not check first.
+    """
+    if training_info_interface is not None:
+        training_info_interface.set_training_info(training_info)
+
+
+def retry(
+    exception_class: type[BaseException] | tuple[type[BaseException], ...] = Exception,
+    num_attempts: int = 3,
+    sleep_time: float = 1.0,
+) -> Callable[[Callable[..., ResultT]], Callable[..., ResultT]]:
+    """Decorator: call the function again when it raises ``exception_class``, up to ``num_attempts`` calls in all.
+
+    For env constructors that fail now and then for reasons outside the program (a simulator's port still taken, a
+    licence server busy). ``sleep_time`` seconds pass between attempts; the last attempt's exception propagates.
+    Other exceptions propagate at once.
+    """
+    if num_attempts < 1:
+        raise ValueError(f"retry(num_attempts={num_attempts}) must allow at least one attempt")
+
+    def decorator(func: Callable[..., ResultT]) -> Callable[..., ResultT]:
+        @functools.wraps(func)
+        def with_retries(*args: Any, **kwargs: Any) -> ResultT:
+            for attempt in range(1, num_attempts + 1):
+                try:
+                    return func(*args, **kwargs)
+                except exception_class as exc:
+                    if attempt == num_attempts:
+                        raise
+                    log.warning(
+                        "%s failed (%r), attempt %d of %d; retrying in %.1f s",
+                        func.__qualname__,
+                        exc,
+                        attempt,
+                        num_attempts,
+                        sleep_time,
+                    )
+                    time.sleep(sleep_time)
+            raise AssertionError("unreachable: the last attempt returns or raises")
+
+        return with_retries
+
+    return decorator
 
 
 def num_env_steps(infos: list[dict[str, Any]]) -> int:

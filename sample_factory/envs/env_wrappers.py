@@ -38,6 +38,16 @@ def _map_reward(reward: Any, func: Callable[[Any], Any]) -> Any:
     return func(reward)
 
 
+def has_image_observations(observation_space: gym.Space) -> bool:
+    """True when the observations are images: a 3-D Box (``[C, H, W]`` or ``[H, W, C]``), alone or as ``Dict["obs"]``.
+
+    Env factories use it to decide whether image wrappers (resizing, channel reordering) apply.
+    """
+    if isinstance(observation_space, spaces.Dict):
+        observation_space = observation_space.spaces.get(IMAGE_KEY)
+    return isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 3
+
+
 class _ImageObservationWrapper(gym.ObservationWrapper):
     """Base for wrappers that transform an image; finds the image in a Box space or in ``Dict["obs"]``."""
 
@@ -310,6 +320,26 @@ class RecordEpisodeStatistics(gym.Wrapper):
 
 
 EpisodeStatisticsWrapper = RecordEpisodeStatistics
+
+
+class EpisodeCounterWrapper(gym.Wrapper):
+    """Number the episodes a single-agent env finishes, reported as ``info["episode_extra_stats"]["episode_number"]``.
+
+    ``episode_count`` is how many episodes ended so far (the one ending now included, so the first is 1). The number
+    rides on the episode's extra stats, so evaluation summaries and TensorBoard can tell episodes of one env apart.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.episode_count = 0
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            self.episode_count += 1
+            info = dict(info)
+            info["episode_extra_stats"] = {**info.get("episode_extra_stats", {}), "episode_number": self.episode_count}
+        return obs, reward, terminated, truncated, info
 
 
 def _action_meanings(env: gym.Env) -> list[str] | None:

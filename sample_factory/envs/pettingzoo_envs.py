@@ -6,6 +6,10 @@ the other: slot ``i`` is ``possible_agents[i]``; an agent that is not playing (f
 gets a zero observation, a zero reward and ``info["is_active"] = False``, so its steps are not trained on. When no
 agent is left the underlying env is reset and every slot gets the first observation of its next episode, as the
 multi-agent protocol asks. PettingZoo itself is imported by the caller that builds the env, not here.
+
+PettingZoo's board games give dict observations ``{"observation": board, "action_mask": legal moves}``; the board
+is renamed to ``obs`` (:func:`normalize_observation_space`, :func:`normalize_observation`), the key models read,
+and ``action_mask`` keeps the name under which the library masks illegal actions.
 """
 
 from __future__ import annotations
@@ -17,13 +21,56 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+PETTINGZOO_OBS_KEY = "observation"  # PettingZoo's name for the board in dict observations
+OBS_KEY = "obs"  # the name this library's models read
+
 
 @dataclass(frozen=True)
 class ObsTransform:
     """Turns one agent's raw observation into what the model sees (e.g. a resized CHW image) and its space."""
 
-    space: gym.spaces.Box
-    fn: Callable[[Any], np.ndarray]
+    space: gym.Space
+    fn: Callable[[Any], Any]
+
+
+def all_equal(l_: Sequence[Any]) -> bool:
+    """True when every item equals the first (an empty sequence counts as equal), e.g. the spaces of all agents."""
+    return all(item == l_[0] for item in l_[1:]) if len(l_) else True
+
+
+def normalize_observation_space(obs_space: gym.Space) -> gym.Space:
+    """A dict space with PettingZoo's ``observation`` entry gets it under ``obs``; other entries and spaces stay."""
+    if isinstance(obs_space, gym.spaces.Dict) and PETTINGZOO_OBS_KEY in obs_space.spaces:
+        return gym.spaces.Dict({_model_key(key): space for key, space in obs_space.spaces.items()})
+    return obs_space
+
+
+def normalize_observation(obs: Any) -> Any:
+    """The observation to match :func:`normalize_observation_space`: ``observation`` renamed to ``obs`` in a dict."""
+    if isinstance(obs, dict) and PETTINGZOO_OBS_KEY in obs:
+        return {_model_key(key): value for key, value in obs.items()}
+    return obs
+
+
+def normalize_info(info: dict | None, agent: Any) -> dict:
+    """``agent``'s own info dict out of PettingZoo's per-agent ``info`` mapping: a copy, empty when it has none.
+
+    The copy matters: the sampler adds keys to each agent's info, which must not leak into the env's dicts.
+    """
+    entry = info.get(agent) if info else None
+    return dict(entry) if entry else {}
+
+
+def _model_key(key: str) -> str:
+    return OBS_KEY if key == PETTINGZOO_OBS_KEY else key
+
+
+def default_transform(space: gym.Space) -> ObsTransform | None:
+    """The conversion an agent's observations get unless the caller passes its own: see :func:`float32_box` and
+    :func:`normalize_observation_space`; None when the observations are used as they are."""
+    if normalize_observation_space(space) is not space:
+        return ObsTransform(normalize_observation_space(space), normalize_observation)
+    return float32_box(space)
 
 
 def float32_box(space: gym.spaces.Space) -> ObsTransform | None:
@@ -49,7 +96,8 @@ class PettingZooParallelEnv(gym.Env):
     Agents may have different observation and action spaces (``observation_spaces`` / ``action_spaces`` list them
     per agent index, in ``possible_agents`` order): the trainer then gives each kind of agent a policy of its own
     (docs/multi_agent.md). ``observation_space`` / ``action_space`` are the first agent's. ``obs_transform``
-    replaces the default conversion (float64 to float32, Discrete to one-hot) of every agent's observation.
+    replaces the default conversion (float64 to float32, Discrete to one-hot, ``observation`` renamed to ``obs``)
+    of every agent's observation.
     """
 
     def __init__(self, env: Any, obs_transform: ObsTransform | None = None) -> None:
@@ -58,7 +106,7 @@ class PettingZooParallelEnv(gym.Env):
         if not self.agent_names:
             raise ValueError(f"PettingZoo env {_env_name(env)} has no possible_agents")
         raw_spaces = [env.observation_space(agent) for agent in self.agent_names]
-        self.obs_transforms = [obs_transform or float32_box(space) for space in raw_spaces]
+        self.obs_transforms = [obs_transform or default_transform(space) for space in raw_spaces]
         self.observation_spaces = [
             transform.space if transform else space
             for transform, space in zip(self.obs_transforms, raw_spaces, strict=True)
@@ -69,7 +117,7 @@ class PettingZooParallelEnv(gym.Env):
         self.is_multiagent = True
         self.render_mode = getattr(env, "render_mode", None)
         self.metadata = dict(getattr(env, "metadata", {}) or {})
-        self._zero_obs = [np.zeros(space.shape, dtype=space.dtype) for space in self.observation_spaces]
+        self._zero_obs = [_zeros(space) for space in self.observation_spaces]
         self._inactive_info = {"is_active": False}
 
     def _obs(self, index: int, raw: Any) -> np.ndarray:
@@ -88,10 +136,7 @@ class PettingZooParallelEnv(gym.Env):
         return self._obs_list(obs), [self._info(a, infos, a in live) for a in self.agent_names]
 
     def _info(self, agent: Any, infos: dict, active: bool) -> dict:
-        if not active:
-            return self._inactive_info
-        info = infos.get(agent) if infos else None
-        return dict(info) if info else {}
+        return normalize_info(infos, agent) if active else self._inactive_info
 
     def step(self, actions: Sequence) -> tuple[list[np.ndarray], list[float], list[bool], list[bool], list[dict]]:
         """Act for the agents still playing; when none is left, reset and return every agent's first observation."""
@@ -120,6 +165,13 @@ class PettingZooParallelEnv(gym.Env):
 
     def close(self) -> None:
         self.env.close()
+
+
+def _zeros(space: gym.Space) -> Any:
+    """What an agent that is not playing sees: zeros of its space (one array per entry of a dict space)."""
+    if isinstance(space, gym.spaces.Dict):
+        return {key: _zeros(sub) for key, sub in space.spaces.items()}
+    return np.zeros(space.shape, dtype=space.dtype)
 
 
 def _env_name(env: Any) -> str:
