@@ -70,6 +70,11 @@ def parse_launcher_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The launcher's arguments from ``argv`` (default: the command line), checked as :func:`main` checks them."""
+    return parse_launcher_args(list(sys.argv[1:] if argv is None else argv))
+
+
 def load_run_description(run: str) -> RunDescription:
     """``RUN_DESCRIPTION`` of a module name or a path to a .py file."""
     module = _load_file(run) if run.endswith(".py") else _import(run)
@@ -105,8 +110,7 @@ def _load_file(path: str) -> ModuleType:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, expand, hand to the backend; the backend's return value is the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parse_launcher_args(argv)
+    args = parse_args(argv)
     try:
         description = load_run_description(args.run)
         description.experiment_suffix = args.experiment_suffix

@@ -36,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     launcher_flags().add_group(parser, "ngc")
 
 
+def add_ngc_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Sample Factory 2's name for :func:`add_arguments`; returns ``parser`` for chaining."""
+    add_arguments(parser)
+    return parser
+
+
 def escape_for_double_quotes(text: str) -> str:
     r"""Backslash the characters a shell still interprets inside double quotes (\ " $ `)."""
     return _DOUBLE_QUOTE_SPECIALS.sub(r"\\\1", text)
@@ -90,3 +96,8 @@ def run(run_description: RunDescription, args: argparse.Namespace) -> int:
             print(f"[launcher] the command above failed with exit code {result.returncode}")
             failed += 1
     return 1 if failed else 0
+
+
+def run_ngc(run_description: RunDescription, args: argparse.Namespace) -> int:
+    """Sample Factory 2's name for :func:`run`: the exit code of the whole run."""
+    return run(run_description, args)

@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     launcher_flags().add_group(parser, "processes")
 
 
+def add_os_parallelism_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Sample Factory 2's name for :func:`add_arguments` (the local-processes flags); returns ``parser``."""
+    add_arguments(parser)
+    return parser
+
+
 @dataclass
 class LocalExperiment:
     """One experiment's state in the local pool."""

@@ -39,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     launcher_flags().add_group(parser, "slurm")
 
 
+def add_slurm_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Sample Factory 2's name for :func:`add_arguments`; returns ``parser`` for chaining."""
+    add_arguments(parser)
+    return parser
+
+
 @dataclass
 class SlurmExperiment:
     """One experiment on Slurm: its files, its sbatch command and what happened to it."""
@@ -177,3 +183,8 @@ def _wait(experiments: list[SlurmExperiment], helper: str, any_failed: bool) -> 
     if failed:
         print(f"[launcher] {len(failed)} experiment(s) did not finish successfully: {', '.join(failed)}")
     return 1 if failed or any_failed else 0
+
+
+def run_slurm(run_description: RunDescription, args: argparse.Namespace) -> int:
+    """Sample Factory 2's name for :func:`run`: the exit code of the whole run."""
+    return run(run_description, args)
