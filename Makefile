@@ -12,6 +12,10 @@ RESTART ?= resume
 # BENCH lists workloads (python bench/compare_sf2.py --list), REPS the runs of each system
 BENCH ?= cartpole_matched
 REPS ?= 2
+# make zoo: the task (python bench/zoo.py --list), its seed, and an optional limit on this call's training hours
+TASK ?= mujoco_pendulum
+SEED ?= 1
+HOURS ?=
 # folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
 SLURM_DIR ?= /tmp/sf_slurm
 
@@ -19,7 +23,7 @@ SLURM_DIR ?= /tmp/sf_slurm
 # git-ignored) even where the environment turns writing it off.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup train test test-slow lint format docs bench clean slurm-deps slurm-up slurm-down
+.PHONY: setup train test test-slow lint format docs bench zoo clean slurm-deps slurm-up slurm-down
 
 setup: $(VENV)/.installed
 
@@ -70,10 +74,16 @@ format: setup
 
 docs: setup
 	$(PY) docs/gen_flags.py > docs/flags.md
+	$(PY) docs/gen_results.py
+	$(PY) docs/plots/make_plots.py
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build -q --strict
 
 bench: setup
 	$(PY) bench/compare_sf2.py --reps=$(REPS) $(BENCH)
+
+# make zoo TASK=mujoco_hopper [SEED=1] [HOURS=2]: train a zoo task to its published budget (resumable), evaluate, record
+zoo: setup
+	$(PY) bench/zoo.py $(TASK) --seed=$(SEED) $(if $(HOURS),--max_hours=$(HOURS),)
 
 # a one-node Slurm cluster to try the launcher's slurm backend on: prints the SLURM_CONF to export
 slurm-up: setup slurm-deps

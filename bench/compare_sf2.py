@@ -26,7 +26,9 @@ Per run it prints the env steps and the FPS of the final ``Collected {0: N}, FPS
 the whole process's wall-clock time (start-up and shut-down included, so steps/s is lower than FPS) and the last
 ``Avg episode reward``; per workload the median ratios ours/reference. On Atari, where an episode ends at a lost life
 for the learner in both systems, it also reads the last whole-game score from each run's TensorBoard summaries.
-Results also go to ``<scratch>/results.json``.
+Results also go to ``<scratch>/results.json``, and each pair becomes a ``compare_sf2`` record appended to
+``bench/results/compare_sf2.jsonl`` (bench/records.py; ``--no_record`` skips it): the pages of docs/benchmarks.md are
+generated from those records.
 
 Exit status: 0 when every run ended with its final FPS line, 1 when some did not, 2 for bad arguments or a failed
 install.
@@ -46,6 +48,11 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import records  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = "sample-factory==2.1.1"
@@ -403,6 +410,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="seed of the first pair; pair i gets seed + i")
     parser.add_argument("--fixed_seed", action="store_true", help="give every pair --seed (FPS-only comparisons)")
     parser.add_argument("--list", action="store_true", help="print the workloads and their flags, then exit")
+    parser.add_argument("--results_dir", default=None, help="where the records go (default: bench/results)")
+    parser.add_argument("--no_record", action="store_true", help="write no record (results.json is still written)")
     args = parser.parse_args(argv)
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown:
@@ -459,6 +468,45 @@ def write_results(path: str, machines: tuple[str, str], summaries: list[Workload
         json.dump(results, f, indent=2)
 
 
+def pair_records(
+    summaries: list[WorkloadSummary], command: str, set_id: str, reference_versions: dict[str, str]
+) -> list[dict]:
+    """One ``compare_sf2`` record per pair of runs: both systems' figures and the pair's ratios."""
+    out = []
+    for summary in summaries:
+        for pair in summary.pairs:
+            sides = {}
+            for side, run in (("ours", pair.ours), ("reference", pair.reference)):
+                sides[side] = {
+                    "steps": run.steps,
+                    "fps": run.fps,
+                    "wall_s": round(run.wall_s, 2),
+                    "reward": None if math.isnan(run.reward) else run.reward,
+                    "score": None if math.isnan(run.score) else run.score,
+                    "status": run.status,
+                }
+            figures = {
+                "pair": pair.rep,
+                "seed": pair.seed,
+                **sides,
+                "fps_ratio": pair.fps_ratio(),
+                "steps_per_s_ratio": pair.steps_per_s_ratio(),
+            }
+            workload = WORKLOADS[summary.name]
+            out.append(
+                records.make_record(
+                    "compare_sf2",
+                    set_id,
+                    command,
+                    summary.name,
+                    figures,
+                    workload_command=f"python -m {workload.module} {' '.join(workload.flags)} --seed={pair.seed}",
+                    reference_versions=reference_versions,
+                )
+            )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.list:
@@ -483,6 +531,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n# machine at the start: {machine_before}\n# machine at the end:   {machine_after}\n")
     print("\n\n".join(s.table() for s in summaries))
     write_results(os.path.join(args.scratch, "results.json"), (machine_before, machine_after), summaries)
+    if not args.no_record:
+        command = "python bench/compare_sf2.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        made = pair_records(summaries, command, records.new_set_id("compare_sf2"), records.versions(ref_python))
+        results_dir = records.RESULTS_DIR if args.results_dir is None else Path(args.results_dir)
+        for path in records.append(made, results_dir):
+            print(f"# records appended to {path}")
     complete = all(r.status == "ok" for s in summaries for p in s.pairs for r in (p.ours, p.reference))
     return 0 if complete else 1
 

@@ -27,6 +27,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import records  # noqa: E402
+
 WORKLOADS: dict[str, list[str]] = {
     "cartpole": ["sf_examples.train_gym_env", "--env=CartPole-v1", "--num_workers=2", "--num_envs_per_worker=8",
                  "--train_for_env_steps=100000", "--device=cpu", "--seed=1"],
@@ -105,7 +109,11 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3, help="runs of each variant")
     parser.add_argument("--python", default=None, help="interpreter for every variant (default: each one's .venv)")
     parser.add_argument("--scratch", type=Path, default=None, help="logs and train_dir (default: a temporary folder)")
+    parser.add_argument("--results_dir", type=Path, default=None, help="where the records go (default: bench/results)")
+    parser.add_argument("--no_record", action="store_true", help="append no record to bench/results/startup.jsonl")
     args = parser.parse_args()
+    made: list[dict] = []
+    set_id = records.new_set_id("startup")
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="sf-startup-"))
     scratch.mkdir(parents=True, exist_ok=True)
     for workload in args.workloads:
@@ -118,7 +126,34 @@ def main() -> int:
                 print(f"{name}: to first frame {timings.to_first_frame:.1f} s, after last frame "
                       f"{timings.after_last_frame:.1f} s, whole {timings.whole:.1f} s", flush=True)  # fmt: skip
         print(table(workload, results), flush=True)
+        made.extend(startup_records(workload, results, args.label, set_id))
+    if not args.no_record:
+        for path in records.append(made, args.results_dir or records.RESULTS_DIR):
+            print(f"# records appended to {path}")
     return 0
+
+
+def startup_records(
+    workload: str, results: dict[str, list[Timings]], variants: list[Variant], set_id: str
+) -> list[dict]:
+    """One ``startup`` record per variant: the medians over its runs, and every run's figures."""
+    command = "python bench/startup_compare.py " + " ".join(sys.argv[1:])
+    made = []
+    for variant in variants:
+        runs = results[variant.label]
+        figures = {
+            "variant": variant.label,
+            "variant_commit": records.git_commit(variant.root),
+            "variant_env": variant.env,
+            "runs": len(runs),
+            "statistic": "median",
+            "to_first_frame_s": round(statistics.median(t.to_first_frame for t in runs), 2),
+            "after_last_frame_s": round(statistics.median(t.after_last_frame for t in runs), 2),
+            "whole_s": round(statistics.median(t.whole for t in runs), 2),
+            "each_run": [[round(t.to_first_frame, 2), round(t.after_last_frame, 2), round(t.whole, 2)] for t in runs],
+        }
+        made.append(records.make_record("startup", set_id, command, workload, figures))
+    return made
 
 
 if __name__ == "__main__":

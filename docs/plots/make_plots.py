@@ -1,35 +1,47 @@
-"""Draw the figures of the docs: throughput from the measured tables of docs/benchmarks.md, and the architecture
-diagram of docs/architecture.md (run from the project root).
+"""Draw the figures of the docs: throughput from the comparison records under bench/results/ (the current set of
+each workload, as docs/benchmarks.md lists it), and the architecture diagram of docs/architecture.md.
 
-    python docs/plots/make_plots.py
-
-The numbers below are copied from those tables (per-run FPS of both systems, same flags, alternating runs on the
-2-core development machine); the script only draws them, so a figure changes only when a table does.
+    python docs/plots/make_plots.py        (run from the project root; part of `make docs`)
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "img")
+DOCS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(DOCS, "img")
+sys.path.insert(0, DOCS)
 
-# workload -> list of (ours FPS, reference FPS) pairs: the idle-machine comparison of 2026-11-24 (commit 215af79, 3 runs
-# of each system), listed in docs/benchmarks.md's History
-MATCHED = {
-    "cartpole_matched": [(22869, 6651), (23192, 6604), (23320, 6537)],
-    "doom_basic_matched": [(3365, 1757), (3486, 1704), (3254, 1820)],
-}
+import gen_results  # noqa: E402
+
+
+def current_pairs() -> dict[str, list[tuple[float, float]]]:
+    """workload -> [(ours FPS, reference FPS)] of its current set of comparison records."""
+    records = gen_results.rec.load(results_dir=gen_results.RECORDS)
+    current: dict[str, tuple[str, list[tuple[float, float]]]] = {}
+    for record in records:
+        if record["kind"] != "compare_sf2":
+            continue
+        f = record["figures"]
+        set_id, pairs = current.get(record["workload"], (record["set"], []))
+        if set_id != record["set"]:
+            set_id, pairs = record["set"], []
+        pairs.append((f["ours"]["fps"], f["reference"]["fps"]))
+        current[record["workload"]] = (set_id, pairs)
+    return {workload: pairs for workload, (_, pairs) in current.items()}
 
 
 def throughput_figure(path: str) -> None:
     """Side-by-side FPS of both systems per run, with the median ratio written above each workload."""
-    fig, axes = plt.subplots(1, len(MATCHED), figsize=(9, 3.6))
-    for ax, (workload, pairs) in zip(axes, MATCHED.items(), strict=True):
+    matched = current_pairs()
+    fig, axes = plt.subplots(1, len(matched), figsize=(4.2 * len(matched), 3.6), squeeze=False)
+    for ax, (workload, pairs) in zip(axes[0], matched.items(), strict=True):
         runs = range(len(pairs))
         ours = [o for o, _ in pairs]
         ref = [r for _, r in pairs]
@@ -39,7 +51,7 @@ def throughput_figure(path: str) -> None:
         ax.set_title(f"{workload}\nmedian FPS ratio {ratios[len(ratios) // 2]:.2f}x", fontsize=10)
         ax.set_xticks(list(runs), [f"run {i}" for i in runs])
         ax.set_ylabel("env frames per second")
-    handles, labels = axes[0].get_legend_handles_labels()
+    handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9, frameon=False)
     fig.suptitle("Same flags, 2 CPU cores, alternating runs", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))

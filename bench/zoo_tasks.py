@@ -1,0 +1,105 @@
+"""The zoo's tasks: what each trains, to what budget, and the score Sample Factory 2 publishes for it.
+
+Facts from Sample Factory 2's documentation: its MuJoCo models trained for 10M env steps with the MuJoCo family's
+defaults and its VizDoom models (evaluated over 10 episodes each, "mean +/- std"); the budget its docs give for the
+"basic" VizDoom scenarios (500M env frames) and for Battle (4B). Pong's target (18 at 10M frames) is this project's
+own bar. A task without a published score is recorded as a curve and a final score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ZooTask:
+    env: str
+    train_module: str
+    budget: int  # env steps (frames for VizDoom and Atari, as --train_for_env_steps counts them)
+    published_mean: float | None = None
+    published_std: float | None = None
+    source: str = ""
+    extra_flags: tuple[str, ...] = ()
+    # a bar of our own where nothing is published (e.g. Pong >= 18)
+    target: float | None = None
+
+    def threshold_90(self) -> float | None:
+        """The score that counts as 'reached 90 %': within 10 % of the published score's magnitude below it."""
+        reference = self.published_mean if self.published_mean is not None else self.target
+        return None if reference is None else reference - 0.1 * abs(reference)
+
+    def passes(self, score: float) -> bool | None:
+        """At least the published mean minus one standard deviation (or the target); None without either."""
+        if self.published_mean is not None:
+            return score >= self.published_mean - (self.published_std or 0.0)
+        return None if self.target is None else score >= self.target
+
+
+_MUJOCO = "sf_examples.mujoco.train_mujoco"
+_MUJOCO_SRC = "Sample Factory 2 docs, MuJoCo models (10M env steps, 10 evaluation episodes)"
+_DOOM = "sf_examples.vizdoom.train_vizdoom"
+_DOOM_BASIC_BUDGET = 500_000_000  # SF2 docs: the six "basic" VizDoom scenarios, --train_for_env_steps=500000000
+_ATARI = "sf_examples.atari.train_atari"
+
+TASKS: dict[str, ZooTask] = {
+    "mujoco_ant": ZooTask("mujoco_ant", _MUJOCO, 10_000_000, 5876.09, 166.99, _MUJOCO_SRC),
+    "mujoco_halfcheetah": ZooTask("mujoco_halfcheetah", _MUJOCO, 10_000_000, 6262.56, 67.29, _MUJOCO_SRC),
+    "mujoco_humanoid": ZooTask("mujoco_humanoid", _MUJOCO, 10_000_000, 5439.48, 1314.24, _MUJOCO_SRC),
+    "mujoco_walker": ZooTask("mujoco_walker", _MUJOCO, 10_000_000, 5487.74, 48.96, _MUJOCO_SRC),
+    "mujoco_hopper": ZooTask("mujoco_hopper", _MUJOCO, 10_000_000, 2793.44, 642.58, _MUJOCO_SRC),
+    "mujoco_doublependulum": ZooTask("mujoco_doublependulum", _MUJOCO, 10_000_000, 9350.13, 1.31, _MUJOCO_SRC),
+    "mujoco_pendulum": ZooTask("mujoco_pendulum", _MUJOCO, 10_000_000, 1000.0, 0.0, _MUJOCO_SRC),
+    "mujoco_reacher": ZooTask("mujoco_reacher", _MUJOCO, 10_000_000, -4.53, 1.79, _MUJOCO_SRC),
+    "mujoco_swimmer": ZooTask("mujoco_swimmer", _MUJOCO, 10_000_000, 117.28, 2.91, _MUJOCO_SRC),
+    "doom_basic": ZooTask("doom_basic", _DOOM, _DOOM_BASIC_BUDGET, source="SF2 docs: basic scenarios' budget"),
+    "doom_defend_the_center": ZooTask(
+        "doom_defend_the_center", _DOOM, _DOOM_BASIC_BUDGET, source="SF2 docs: basic scenarios' budget"
+    ),
+    "doom_health_gathering_supreme": ZooTask(
+        "doom_health_gathering_supreme", _DOOM, _DOOM_BASIC_BUDGET, source="SF2 docs: basic scenarios' budget"
+    ),
+    "doom_battle": ZooTask(
+        "doom_battle", _DOOM, 4_000_000_000, 59.37, 3.93, "SF2 docs, VizDoom Battle model (GPU machines)"
+    ),
+    "atari_pong": ZooTask("atari_pong", _ATARI, 10_000_000, target=18.0, source="this project's bar at 10M frames"),
+    "atari_breakout": ZooTask("atari_breakout", _ATARI, 10_000_000, source="curve at 10M frames"),
+}
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def _hours(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds / 3600:.2f} h"
+
+
+def zoo_table(records: list[dict[str, Any]]) -> str:
+    """One row per task: its latest record (or 'not trained yet'); used by docs/gen_results.py."""
+    latest: dict[str, dict[str, Any]] = {}
+    for record in records:
+        if record["kind"] == "zoo":
+            latest[record["workload"]] = record
+    lines = [
+        "| task | budget | published | ours (10 episodes) | trained | training time | time to 90 % | machine | "
+        "record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, task in TASKS.items():
+        published = "n/a" if task.published_mean is None else f"{task.published_mean:g} ± {task.published_std:g}"
+        if task.target is not None:
+            published = f"target ≥ {task.target:g}"
+        record = latest.get(name)
+        if record is None:
+            lines.append(f"| {name} | {task.budget:,} | {published} | not trained yet | | | | | |")
+            continue
+        f = record["figures"]
+        score = "n/a" if f.get("score_mean") is None else f"{f['score_mean']:.2f} ± {f['score_std']:.2f}"
+        trained = f"{f['env_steps']:,}" + ("" if f.get("complete") else " (partial)")
+        machine = f"{record['machine']['cores']} cores, GPU: {record['machine']['gpu']}"
+        lines.append(
+            f"| {name} | {task.budget:,} | {published} | {score} | {trained} | {_hours(f.get('train_wall_s'))} | "
+            f"{_hours(f.get('time_to_90_s'))} | {machine} | {record['date'][:10]}, `{record['commit']}` |"
+        )
+    return "\n".join(lines)
