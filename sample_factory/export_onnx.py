@@ -1,8 +1,10 @@
-"""Export a trained policy to ONNX: ``export_onnx(cfg, path) -> status``.
+"""Export a trained policy to ONNX: ``export_onnx(cfg, f) -> status``.
 
-Built from Sample Factory 2's three pieces, usable on their own: ``create_onnx_exporter(cfg, env)`` loads the
-policy and wraps it in an ``OnnxExporter`` (the module that is traced), and ``generate_args(space, batch_size)``
-makes example observations for it.
+Built from Sample Factory 2's pieces, usable on their own: ``create_onnx_exporter(cfg, env)`` loads the
+policy and wraps it in an ``OnnxExporter`` (the module that is traced); ``generate_args(space, batch_size)``,
+``sample_space(space)``, ``unsqueeze_args(args)`` and ``generate_rnn_states(cfg)`` make example inputs for it;
+``create_forward`` / ``patch_forward`` give a module whose ``forward`` takes keywords a positional one (what
+``torch.onnx.export`` calls).
 
 The exported graph is the whole acting path, so an ONNX runtime needs nothing from this package:
 observation preprocessing and normalisation (statistics frozen at their checkpointed values), encoder, core,
@@ -16,13 +18,18 @@ decoder and policy head.
   parameters, for callers that want to sample instead).
 
 The batch dimension is dynamic. The checkpoint is chosen like ``enjoy`` does (``--load_checkpoint_kind``).
+
+Called from Python with keywords (``exporter(**observations, rnn_states=...)``), an ``OnnxExporter`` answers as
+Sample Factory 2's does: the actions alone for a model without an RNN, ``(actions, new_rnn_states)`` with one.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any
 
 import gymnasium as gym
 import numpy as np
@@ -55,13 +62,22 @@ class OnnxExporter(nn.Module):
 
     ``forward(*obs, rnn_states)`` takes one tensor per observation key (``obs_keys``, the model's order) and the
     RNN states, and returns ``(actions, new_rnn_states, action_logits)`` as described in the module docstring.
+    Called with keywords instead (one per observation key, ``rnn_states`` optional: zeros when left out), it returns
+    the actions, or ``(actions, new_rnn_states)`` when ``cfg.use_rnn``. ``env_info`` is the env the policy acts in.
     """
 
-    def __init__(self, actor_critic: ActorCritic) -> None:
+    def __init__(self, cfg: Config, env_info: EnvInfo | None, actor_critic: ActorCritic) -> None:
         super().__init__()
+        if not isinstance(actor_critic, nn.Module):
+            raise TypeError(
+                f"OnnxExporter(cfg, env_info, actor_critic) needs the policy's model as actor_critic, got "
+                f"{type(actor_critic).__name__}; create_onnx_exporter(cfg, env) loads it from the checkpoint"
+            )
+        self.cfg = cfg
+        self.env_info = env_info
         self.actor_critic = actor_critic
         self.obs_keys = list(actor_critic.obs_space.spaces)
-        self.rnn_size = max(1, get_rnn_size(actor_critic.cfg))  # a model without RNN still takes a [B, 1] state
+        self.rnn_size = get_rnn_size(cfg)  # a model without RNN still takes a [B, 1] state
         self.eval()  # the exported graph acts: no training-mode behaviour (e.g. normaliser updates) belongs in it
 
     @property
@@ -71,13 +87,32 @@ class OnnxExporter(nn.Module):
     def example_args(self, batch_size: int = 1) -> tuple[Tensor, ...]:
         """Inputs of the right shapes and dtypes for tracing: sampled observations, zero RNN states."""
         obs = generate_args(self.actor_critic.obs_space, batch_size)
-        return (*(obs[key] for key in self.obs_keys), torch.zeros(batch_size, self.rnn_size))
+        return (*(obs[key] for key in self.obs_keys), generate_rnn_states(self.cfg, batch_size))
 
-    def forward(self, *inputs: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(self, *inputs: Tensor, **named: Tensor) -> Any:
+        if named:
+            return self._forward_named(inputs, named)
         if len(inputs) != len(self.obs_keys) + 1:
             raise ValueError(f"OnnxExporter takes {self.input_names} as positional inputs: got {len(inputs)} tensors")
-        obs = dict(zip(self.obs_keys, inputs[:-1], strict=True))
-        rnn_states = inputs[-1]
+        return self.act(dict(zip(self.obs_keys, inputs[:-1], strict=True)), inputs[-1])
+
+    def _forward_named(self, inputs: tuple[Tensor, ...], named: dict[str, Tensor]) -> Tensor | tuple[Tensor, Tensor]:
+        unknown = sorted(set(named) - set(self.input_names))
+        missing = [key for key in self.obs_keys if key not in named]
+        if inputs or unknown or missing:
+            raise ValueError(
+                f"OnnxExporter called with keywords takes exactly the observation keys {self.obs_keys} (and "
+                f"optionally {RNN_STATES}): unknown {unknown}, missing {missing}, {len(inputs)} positional"
+            )
+        obs = {key: named[key] for key in self.obs_keys}
+        rnn_states = named.get(RNN_STATES)
+        if rnn_states is None:
+            rnn_states = generate_rnn_states(self.cfg, next(iter(obs.values())).shape[0])
+        actions, new_rnn_states, _ = self.act(obs, rnn_states)
+        return (actions, new_rnn_states) if self.cfg.use_rnn else actions
+
+    def act(self, obs: dict[str, Tensor], rnn_states: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Deterministic actions, new RNN states and action logits for a batch of observations ``[B, ...]``."""
         ac = self.actor_critic
         normalized = ac.normalize_obs(obs)
         head_output = ac.forward_head(normalized)
@@ -86,6 +121,18 @@ class OnnxExporter(nn.Module):
         result = ac.forward_tail(core_output, values_only=False, sample_actions=False, action_mask=action_mask)
         actions = argmax_actions(ac.action_distribution())
         return actions, new_rnn_states, result["action_logits"]
+
+
+def sample_space(space: gym.Space) -> Tensor | dict[str, Any]:
+    """One random observation of ``space`` as tensors (no batch dimension): a dict of them for a Dict space."""
+    if isinstance(space, gym.spaces.Dict):
+        return {key: sample_space(subspace) for key, subspace in space.spaces.items()}
+    return torch.from_numpy(np.asarray(space.sample()))
+
+
+def unsqueeze_args(args: dict[str, Tensor]) -> dict[str, Tensor]:
+    """A batch of one: each tensor of ``args`` with a leading dimension of size 1 (e.g. after :func:`sample_space`)."""
+    return {key: value.unsqueeze(0) for key, value in args.items()}
 
 
 def generate_args(space: gym.Space, batch_size: int = 1) -> dict[str, Tensor]:
@@ -97,42 +144,75 @@ def generate_args(space: gym.Space, batch_size: int = 1) -> dict[str, Tensor]:
     if batch_size < 1:
         raise ValueError(f"generate_args needs batch_size >= 1 to build example inputs: got {batch_size}")
     return {
-        key: torch.from_numpy(np.stack([np.asarray(subspace.sample()) for _ in range(batch_size)]))
+        key: torch.stack([sample_space(subspace) for _ in range(batch_size)])
         for key, subspace in obs_space_dict(space).items()
     }
 
 
-def create_onnx_exporter(cfg: Config, env: Any) -> OnnxExporter:
+def generate_rnn_states(cfg: Config, batch_size: int = 1) -> Tensor:
+    """Zero RNN states ``[batch_size, get_rnn_size(cfg)]``: the state at the start of an episode."""
+    return torch.zeros(batch_size, get_rnn_size(cfg), dtype=torch.float32)
+
+
+def create_forward(original_forward: Callable[..., Any], arg_names: Sequence[str]) -> Callable[..., Any]:
+    """A function taking ``arg_names`` positionally that calls ``original_forward`` with them as keywords.
+
+    ``torch.onnx.export`` passes the example inputs positionally; this lets a ``forward(**inputs)`` be exported with
+    its inputs in a chosen order (the order of the graph's input names). Its signature names the arguments.
+    """
+    names = list(arg_names)
+
+    def forward(*args: Any) -> Any:
+        if len(args) != len(names):
+            raise TypeError(f"forward takes {len(names)} positional inputs {names}, got {len(args)}")
+        return original_forward(**dict(zip(names, args, strict=True)))
+
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY) for name in names]
+    forward.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return forward
+
+
+def patch_forward(model: nn.Module, input_names: Sequence[str]) -> nn.Module:
+    """Make ``model(*inputs)`` call its keyword ``forward`` with ``input_names``, in that order; returns ``model``."""
+    model.forward = create_forward(model.forward, input_names)  # type: ignore[method-assign]
+    return model
+
+
+def create_onnx_exporter(cfg: Config, env: Any, enable_jit: bool = False) -> OnnxExporter:
     """The trained policy of ``cfg``'s experiment wrapped for export, on the CPU in eval mode.
 
     ``cfg`` is the experiment's config (as ``load_from_checkpoint`` returns it); the checkpoint is chosen by
     ``--policy_index`` and ``--load_checkpoint_kind`` like ``enjoy`` does. ``env`` (e.g. from
     ``sample_factory.enjoy.make_env``) or its ``EnvInfo`` gives the spaces the model is built for.
+    ``enable_jit`` is accepted for Sample Factory 2's signature: the exporter takes positional inputs (for the
+    graph) and keyword inputs (from Python) alike, so there is no separate mode to choose.
     """
+    del enable_jit
     env_info = env if isinstance(env, EnvInfo) else extract_env_info(env, cfg)
     model, _ = load_policy(cfg, env_info)
-    return OnnxExporter(model.to("cpu").eval())
+    return OnnxExporter(cfg, env_info, model.to("cpu").eval())
 
 
-def export_model(exporter: OnnxExporter, path: str) -> str:
-    """Write ``exporter``'s graph to ``path`` as ONNX (dynamic batch dimension); returns the path."""
+def export_model(exporter: OnnxExporter, f: str | os.PathLike | IO[bytes]) -> str | os.PathLike | IO[bytes]:
+    """Write ``exporter``'s graph as ONNX (dynamic batch dimension) to the file ``f`` (a path or a binary stream)."""
     _require_onnx()
     names = exporter.input_names
     dynamic_axes = {name: {0: "batch"} for name in names + OUTPUT_NAMES}
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if isinstance(f, (str, os.PathLike)):
+        os.makedirs(os.path.dirname(os.path.abspath(f)), exist_ok=True)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter is deprecated but needs no extra packages
         torch.onnx.export(
             exporter,
             exporter.example_args(),
-            path,
+            f,
             input_names=names,
             output_names=OUTPUT_NAMES,
             dynamic_axes=dynamic_axes,
             opset_version=OPSET_VERSION,
             dynamo=False,
         )
-    return path
+    return f
 
 
 def _require_onnx() -> None:
@@ -142,8 +222,9 @@ def _require_onnx() -> None:
         raise MissingDependencyError(f"ONNX export needs the onnx package: run {ONNX_INSTALL_HINT}") from exc
 
 
-def export_onnx(cfg: Config, path: str) -> StatusCode:
-    """Export the trained policy of ``cfg``'s experiment (``--policy_index``) to ``path``; returns the status."""
+def export_onnx(cfg: Config, f: str | os.PathLike | IO[bytes]) -> StatusCode:
+    """Export the trained policy of ``cfg``'s experiment (``--policy_index``) to the file ``f`` (a path or a binary
+    stream); returns the status."""
     refused = unavailable_feature_problems(cfg)
     if refused:
         log.error("%s", refused[0])
@@ -156,11 +237,11 @@ def export_onnx(cfg: Config, path: str) -> StatusCode:
             exporter = create_onnx_exporter(cfg, env)
         finally:
             env.close()
-        export_model(exporter, path)
+        export_model(exporter, f)
     except (FileNotFoundError, NoCheckpointError, CheckpointError, UnknownEnvError, MissingDependencyError) as exc:
         log.error("%s", exc)
         return ExperimentStatus.FAILURE
-    log.info("Exported the policy to %s (inputs: %s)", path, ", ".join(exporter.input_names))
+    log.info("Exported the policy to %s (inputs: %s)", f, ", ".join(exporter.input_names))
     return ExperimentStatus.SUCCESS
 
 
