@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from sample_factory.utils.logging_setup import log
 
 FuncT = TypeVar("FuncT", bound=Callable[..., Any])
 
@@ -18,5 +21,32 @@ def static_vars(**kwargs: Any) -> Callable[[FuncT], FuncT]:
         for name, value in kwargs.items():
             setattr(func, name, value)
         return func
+
+    return decorate
+
+
+def retry(times: int, exceptions: type[BaseException] | tuple[type[BaseException], ...]) -> Callable[[FuncT], FuncT]:
+    """Decorator that calls the function up to ``times`` times while it raises one of ``exceptions``.
+
+    For operations that fail now and then for reasons outside the program (a file system or a network service that
+    is briefly unavailable). Each failure is logged; the last one is raised to the caller. Other exceptions pass at
+    once.
+    """
+    if times < 1:
+        raise ValueError(f"retry(times={times}): times must be at least 1 (1 calls the function once)")
+
+    def decorate(func: FuncT) -> FuncT:
+        @functools.wraps(func)
+        def with_retries(*args: Any, **kwargs: Any) -> Any:
+            for attempt in range(1, times + 1):
+                try:
+                    return func(*args, **kwargs)
+                except exceptions as exc:
+                    if attempt == times:
+                        raise
+                    log.warning("%s failed (attempt %d of %d): %r; retrying", func.__qualname__, attempt, times, exc)
+            raise AssertionError("unreachable: the last attempt returns or raises")
+
+        return with_retries  # type: ignore[return-value]
 
     return decorate

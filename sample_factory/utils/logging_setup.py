@@ -10,13 +10,22 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sample_factory.utils import paths
+
+if TYPE_CHECKING:  # the alias pulls in gymnasium, which every process would then import with the logger
+    from sample_factory.utils.typing import Config
 
 __all__ = [
     "log",
     "LOG_FILE_NAME",
     "init_file_logger",
     "close_file_logger",
+    "init_experiment_file_logger",
+    "has_file_handler",
+    "log_every_n",
+    "debug_log_every_n",
     "set_log_level",
     "make_console_handler",
     "PlainFormatter",
@@ -157,6 +166,45 @@ def close_file_logger() -> None:
     if handler is not None:
         log.removeHandler(handler)
         handler.close()
+
+
+def init_experiment_file_logger(cfg: Config) -> None:
+    """:func:`init_file_logger` for the experiment folder of ``cfg`` (``{train_dir}/{experiment}/sf_log.txt``)."""
+    init_file_logger(paths.experiment_dir(cfg))
+
+
+def has_file_handler() -> bool:
+    """Whether ``log`` currently also writes to a file (``sf_log.txt`` or a file handler the user added).
+
+    A handler writing to ``os.devnull`` (test runners install one) keeps nothing, so it does not count.
+    """
+    return any(
+        isinstance(handler, logging.FileHandler) and handler.baseFilename != os.path.abspath(os.devnull)
+        for handler in log.handlers
+    )
+
+
+_every_n_counters: dict[Any, int] = {}
+
+
+def log_every_n(n: int, _level: int | str, msg: str, *args: Any, key: Any = None, **kwargs: Any) -> None:
+    """Log ``msg % args`` at level ``_level`` on the 1st, (n+1)-th, (2n+1)-th... call, to keep a hot loop's log short.
+
+    Calls are counted per ``key`` (default: the message text, so the same message from two places shares a count);
+    ``kwargs`` go to :meth:`logging.Logger.log` (``exc_info=True``, ``stacklevel=...``).
+    """
+    if n < 1:
+        raise ValueError(f"log_every_n(n={n}): n must be at least 1 (1 logs every call)")
+    counter_key = msg if key is None else key
+    count = _every_n_counters.get(counter_key, 0)
+    if count % n == 0:
+        log.log(_parse_level(_level), msg, *args, **kwargs)
+    _every_n_counters[counter_key] = count + 1
+
+
+def debug_log_every_n(n: int, msg: str, *args: Any, key: Any = None) -> None:
+    """:func:`log_every_n` at debug level."""
+    log_every_n(n, logging.DEBUG, msg, *args, key=key)
 
 
 _configure_process()

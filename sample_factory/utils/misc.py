@@ -1,6 +1,8 @@
-"""Small constants shared by the algorithm code."""
+"""Small constants shared by the algorithm code, and helpers too small for a module of their own."""
 
 from __future__ import annotations
+
+from typing import Any
 
 EPS = 1e-8
 
@@ -26,3 +28,15 @@ def memory_stats(process: str, device) -> dict[str, float]:
         stats[f"gpu_mem_{process}"] = torch.cuda.memory_allocated(device) / 1e6
         stats[f"gpu_cache_{process}"] = torch.cuda.memory_reserved(device) / 1e6
     return stats
+
+
+def set_attr_if_exists(obj: Any, attr_name: str, attr_value: Any) -> bool:
+    """Set ``obj.attr_name = attr_value`` only when ``obj`` already has that attribute; True when it was set.
+
+    For settings that only some objects of a family understand (an env wrapper that may or may not expose a knob):
+    the ones without it are left as they are instead of growing a new attribute that nothing reads.
+    """
+    if not hasattr(obj, attr_name):
+        return False
+    setattr(obj, attr_name, attr_value)
+    return True

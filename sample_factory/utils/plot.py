@@ -17,6 +17,7 @@ import os
 import struct
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,6 +84,23 @@ def smooth(values: np.ndarray, weight: float) -> np.ndarray:
         norm = weight * norm + (1 - weight)
         out[i] = average / norm
     return out
+
+
+def figure_to_numpy(figure: Any) -> np.ndarray:
+    """The pixels of a matplotlib figure as a ``[height, width, 3]`` uint8 RGB array (draws the figure first).
+
+    For putting a plot where images go: a TensorBoard image summary, a frame of a GIF (``utils.gifs.encode_gif``).
+    The figure needs a canvas that renders to memory (the Agg backend; ``matplotlib.use("Agg")`` off-screen).
+    """
+    canvas = figure.canvas
+    canvas.draw()
+    if not hasattr(canvas, "buffer_rgba"):
+        raise TypeError(
+            f"figure_to_numpy: the figure's canvas {type(canvas).__name__} does not render to memory: "
+            'call matplotlib.use("Agg") before creating the figure'
+        )
+    rgba = np.asarray(canvas.buffer_rgba())  # [H, W, 4], a view of the canvas's buffer
+    return np.ascontiguousarray(rgba[..., :3])
 
 
 def plot_curves(curves: dict[str, Series], output: str, smoothing: float, title: str | None = None) -> int:

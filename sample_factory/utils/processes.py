@@ -1,13 +1,18 @@
 """Decisions about the OS processes of a run that do not depend on what the process does: CPU pinning; finding a
-child of a run by its process title (tests and benchmarks that kill one); leaving a finished command quickly."""
+child of a run by its process title (tests and benchmarks that kill one); ending and reaping processes that do not
+stop by themselves; leaving a finished command quickly."""
 
 from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
-from typing import Any, NoReturn
+from collections.abc import Iterable
+from typing import Any, NoReturn, Protocol
+
+import psutil
 
 
 def pins_rollout_workers(cfg: Any) -> bool:
@@ -60,6 +65,24 @@ def cores_for_worker_process(worker_idx: int, num_workers: int, cpu_count: int) 
     return list(range(share * cpu_count // leftover, (share + 1) * cpu_count // leftover))
 
 
+def set_process_cpu_affinity(worker_idx: int, num_workers: int) -> list[int] | None:
+    """Pin this process to the cores :func:`cores_for_worker_process` gives worker ``worker_idx`` of ``num_workers``.
+
+    The cores are chosen among those this process may run on (its current affinity mask: the i-th core of the run is
+    the i-th allowed one), so a run restricted with ``taskset`` stays inside its cores. Returns the OS numbers of the
+    cores pinned to, or None where nothing was pinned (one allowed core, or an OS without CPU affinity).
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    cores = cores_for_worker_process(worker_idx, num_workers, len(allowed))
+    if cores is None:
+        return None
+    pinned = [allowed[i] for i in cores]
+    os.sched_setaffinity(0, pinned)
+    return pinned
+
+
 def pid_by_title(session: int, title: str) -> int:
     """The pid of the process in process group ``session`` whose title (``ps -o args``) starts with ``title``.
 
@@ -105,3 +128,77 @@ def exit_process(status: int | None) -> NoReturn:
             except (OSError, ValueError, AttributeError):  # closed, a broken pipe, or replaced by None
                 pass
         os._exit(code & 0xFF)  # what the OS keeps of sys.exit's code too (-1 gives 255)
+
+
+# ---- ending processes that do not stop by themselves ----------------------------------------------------------------
+
+
+class _Joinable(Protocol):
+    """A ``multiprocessing.Process``-like handle of a child process."""
+
+    pid: int | None
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+    def is_alive(self) -> bool: ...
+
+
+_REAP_TIMEOUT_S = 5.0
+
+
+def list_child_processes() -> list[psutil.Process]:
+    """Every live descendant of this process (children, their children, ...); zombies are left out.
+
+    A process that outlives the run that started it keeps its resources (GPU memory, shared memory, ports): this is
+    what a run checks at exit to find such leftovers.
+    """
+    children = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                children.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return children
+
+
+def kill(proc_pid: int) -> None:
+    """SIGKILL the process ``proc_pid`` and all its descendants (descendants first, so none is re-parented to init
+    and missed). A process that has already exited is no error; reaping is the parent's job (:func:`kill_processes`)."""
+    try:
+        process = psutil.Process(proc_pid)
+        tree = [*process.children(recursive=True), process]
+    except psutil.NoSuchProcess:
+        return
+    for member in tree:
+        try:
+            member.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            continue
+
+
+def kill_processes(processes: Iterable[_Joinable]) -> None:
+    """SIGKILL each still-running ``multiprocessing.Process`` of ``processes`` with its descendants, then reap it.
+
+    For the end of a run whose children stopped answering; the polite way is to ask them to stop and
+    :func:`join_or_kill` each.
+    """
+    processes = list(processes)
+    for process in processes:
+        if process.pid is not None and process.is_alive():
+            kill(process.pid)
+    for process in processes:
+        if process.pid is not None:
+            process.join(timeout=_REAP_TIMEOUT_S)
+
+
+def join_or_kill(process: _Joinable, timeout: float = 1.0) -> bool:
+    """Wait up to ``timeout`` seconds for ``process`` to exit; if it is still running, SIGKILL it (and its descendants)
+    and reap it. Returns True when the process exited by itself."""
+    process.join(timeout=timeout)
+    if not process.is_alive():
+        return True
+    if process.pid is not None:
+        kill(process.pid)
+        process.join(timeout=_REAP_TIMEOUT_S)
+    return False
