@@ -17,17 +17,21 @@ Clock = Callable[[], float]
 _ROOT_KEY = "__root__"
 
 
-class _Node:
-    """One ``add_time`` key at one place in the tree; ``seconds`` includes its children's time."""
+class TimingTreeNode:
+    """One ``add_time`` key at one place in the tree of a :class:`Timing`; ``seconds`` includes its children's time.
+
+    A :class:`Timing` builds these as blocks are entered; a node built directly (no ``timing``) is a detached tree
+    that can only hold numbers.
+    """
 
     __slots__ = ("key", "seconds", "children", "context")
 
-    def __init__(self, key: str, timing: Timing) -> None:
+    def __init__(self, key: str = "", timing: Timing | None = None) -> None:
         self.key = key
         self.seconds = 0.0
-        self.children: dict[str, _Node] = {}
+        self.children: dict[str, TimingTreeNode] = {}
         # Built once per tree position so that re-entering a key allocates no new context object.
-        self.context = _AddTimeContext(timing, self)
+        self.context = None if timing is None else _AddTimeContext(timing, self)
 
 
 class _AddTimeContext:
@@ -35,7 +39,7 @@ class _AddTimeContext:
 
     __slots__ = ("_timing", "_node")
 
-    def __init__(self, timing: Timing, node: _Node) -> None:
+    def __init__(self, timing: Timing, node: TimingTreeNode) -> None:
         self._timing = timing
         self._node = node
 
@@ -48,12 +52,42 @@ class _AddTimeContext:
         self._timing._close()
 
 
+class AvgTime:
+    """The mean of the last ``num_values_to_avg`` values added: a duration smoothed over a few recent runs.
+
+    ``float(avg)`` and ``avg.mean`` read the mean (0 before the first value); ``str(avg)`` is the mean with 4
+    decimals, as in the timing reports.
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, num_values_to_avg: int) -> None:
+        if num_values_to_avg < 1:
+            raise ValueError(f"AvgTime(num_values_to_avg={num_values_to_avg}): average over at least 1 value")
+        self.values: deque[float] = deque(maxlen=num_values_to_avg)
+
+    def add(self, value: float) -> float:
+        """Add a value (dropping the oldest once the window is full) and return the new mean."""
+        self.values.append(value)
+        return self.mean
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values) if self.values else 0.0
+
+    def __float__(self) -> float:
+        return self.mean
+
+    def __str__(self) -> str:
+        return f"{self.mean:.4f}"
+
+
 class _TimeitContext:
     """Stores the duration of the latest measurement under a key (``timeit``) or folds it into an average."""
 
     __slots__ = ("_timing", "_key", "_window", "_start")
 
-    def __init__(self, timing: Timing, key: str, window: deque[float] | None) -> None:
+    def __init__(self, timing: Timing, key: str, window: AvgTime | None) -> None:
         self._timing = timing
         self._key = key
         self._window = window
@@ -70,8 +104,7 @@ class _TimeitContext:
         if window is None:
             self._timing._values[self._key] = elapsed
         else:
-            window.append(elapsed)
-            self._timing._values[self._key] = sum(window) / len(window)
+            self._timing._values[self._key] = window.add(elapsed)
 
 
 class Timing:
@@ -98,9 +131,9 @@ class Timing:
         self._name = name
         self._clock = clock
         self._values: dict[str, float] = {}
-        self._root = _Node(_ROOT_KEY, self)
+        self._root = TimingTreeNode(_ROOT_KEY, self)
         # Parallel stacks of the open add_time nodes and their start times; the root is always at the bottom.
-        self._open_nodes: list[_Node] = [self._root]
+        self._open_nodes: list[TimingTreeNode] = [self._root]
         self._start_times: list[float] = []
         self._timeit_contexts: dict[str, _TimeitContext] = {}
         self._avg_contexts: dict[tuple[str, int], _TimeitContext] = {}
@@ -109,12 +142,17 @@ class Timing:
     def name(self) -> str:
         return self._name
 
+    @property
+    def root(self) -> TimingTreeNode:
+        """The unnamed root of the ``add_time`` tree: its children are the top-level keys (see :meth:`tree_str`)."""
+        return self._root
+
     def add_time(self, key: str) -> _AddTimeContext:
         """Accumulate the time spent in the block under ``key`` (a child of the innermost open ``add_time``)."""
         parent = self._open_nodes[-1]
         node = parent.children.get(key)
         if node is None:
-            node = _Node(key, self)
+            node = TimingTreeNode(key, self)
             parent.children[key] = node
             self._values.setdefault(key, 0.0)
         return node.context
@@ -133,11 +171,11 @@ class Timing:
             raise ValueError(f"time_avg({key!r}, average={average}): average must be at least 1")
         context = self._avg_contexts.get((key, average))
         if context is None:
-            context = _TimeitContext(self, key, deque(maxlen=average))
+            context = _TimeitContext(self, key, AvgTime(average))
             self._avg_contexts[(key, average)] = context
         return context
 
-    def _open(self, node: _Node) -> None:
+    def _open(self, node: TimingTreeNode) -> None:
         self._open_nodes.append(node)
         self._start_times.append(self._clock())
 
@@ -216,7 +254,7 @@ def _join(pairs: Iterable[tuple[str, float]]) -> str:
     return ", ".join(_format_entry(key, seconds) for key, seconds in pairs)
 
 
-def _layout_level(parent: _Node, indent: int, lines: list[str]) -> None:
+def _layout_level(parent: TimingTreeNode, indent: int, lines: list[str]) -> None:
     """Append the lines of ``parent``'s children (leaves first, then each subtree) at ``indent`` spaces."""
     pad = " " * indent
     children = list(parent.children.values())
@@ -227,3 +265,51 @@ def _layout_level(parent: _Node, indent: int, lines: list[str]) -> None:
         if child.children:
             lines.append(pad + _format_entry(child.key, child.seconds))
             _layout_level(child, indent + 2, lines)
+
+
+class TimingContext:
+    """The block measurement of a :class:`Timing` chosen by arguments: ``additive`` accumulates like ``add_time``,
+    ``average=N`` keeps the mean of the last N runs like ``time_avg``, neither keeps the latest duration like
+    ``timeit``. ``with TimingContext(timing, "step", additive=True):`` is ``with timing.add_time("step"):``.
+    """
+
+    __slots__ = ("_context",)
+
+    def __init__(self, timing: Timing, key: str, additive: bool = False, average: int | None = None) -> None:
+        if additive and average is not None:
+            raise ValueError(f"TimingContext({key!r}): choose additive=True or average={average}, not both")
+        if additive:
+            self._context: _AddTimeContext | _TimeitContext = timing.add_time(key)
+        elif average is not None:
+            self._context = timing.time_avg(key, average)
+        else:
+            self._context = timing.timeit(key)
+
+    def __enter__(self) -> None:
+        self._context.__enter__()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._context.__exit__(exc_type, exc, tb)
+
+
+_global_profiler: Timing | None = None
+
+
+def init_global_profiler(t: Timing) -> Timing:
+    """Make ``t`` this process's global profiler (see :func:`global_profiler`) and return it.
+
+    For code deep in a call stack that has no ``Timing`` passed to it, e.g. an env wrapper: it measures into
+    ``global_profiler()`` when one was set, and the component that owns ``t`` reports it with its own timings.
+    """
+    global _global_profiler
+    if not isinstance(t, Timing):
+        raise TypeError(f"init_global_profiler takes a Timing, got {type(t).__name__}: pass Timing('name')")
+    _global_profiler = t
+    return t
+
+
+def global_profiler() -> Timing | None:
+    """The Timing set by :func:`init_global_profiler` in this process, or None."""
+    return _global_profiler
