@@ -40,6 +40,7 @@ __all__ = [
     "gpus_for_process",
     "set_gpus_for_process",
     "set_global_cuda_envvars",
+    "cuda_envvars_for_policy",
     "choose_policy_device",
     "visible_cuda_device_count",
     "policy_device",
@@ -209,6 +210,20 @@ def set_global_cuda_envvars(cfg: Config) -> None:
             gpus = get_gpus_without_triggering_pytorch_cuda_initialization(os.environ)
         os.environ[CUDA_ENVVAR] = ",".join(str(gpu) for gpu in gpus)
     log.info("Environment var %s is %r", CUDA_ENVVAR, os.environ[CUDA_ENVVAR])
+
+
+def cuda_envvars_for_policy(policy_id: int, process_type: str) -> list[int]:
+    """Narrow this process's ``CUDA_VISIBLE_DEVICES`` to the one GPU of policy ``policy_id`` (round robin over the
+    available GPUs, as :func:`policy_device` picks them); [] and an empty variable without GPUs.
+
+    For a process that serves a single policy and should see only its GPU (``cuda:0`` there is the policy's GPU).
+    The runner of this package does not narrow learner and inference processes, which keep the runner's list so
+    that CUDA tensors shared between them name the same device everywhere; this is for scripts that run one
+    policy's learner or inference on their own. Call it before anything initialises CUDA.
+    """
+    if policy_id < 0:
+        raise ValueError(f"policy_id={policy_id} must be >= 0 (policies are numbered 0..--num_policies-1)")
+    return set_gpus_for_process(policy_id, 1, process_type)
 
 
 # ---- devices of the learner and inference workers ---------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.metadata
 import os
 import shlex
 import subprocess
@@ -23,6 +24,17 @@ from sample_factory.utils.utils import is_module_available
 
 SUMMARY_DIR = ".summary"
 INSTALL_HINT = "pip install tensorboard"
+
+
+def tb_version() -> str | None:
+    """The version of the installed TensorBoard (``"2.16.2"``), or None where it is not installed.
+
+    Read from the package metadata, so TensorBoard (and TensorFlow, which it may pull in) is not imported.
+    """
+    try:
+        return importlib.metadata.version("tensorboard")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def is_experiment(folder: str) -> bool:
