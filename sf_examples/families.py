@@ -43,13 +43,14 @@ MUJOCO = EnvFamily(
     override_defaults=f"{_MUJOCO_PARAMS}:mujoco_override_defaults",
     env_prefix="mujoco_",  # every name of MUJOCO_ENVS; a misspelt mujoco_* name fails in register_family_env
     defaults_take_evaluation=True,
+    env_name_first=True,
 )
 ATARI = EnvFamily(
     name="atari",
     train_script="sf_examples.atari.train_atari",
     register="sf_examples.atari.train_atari:register_atari_components",
     add_args=f"{_ATARI_PARAMS}:add_atari_env_args",
-    override_defaults=f"{_ATARI_PARAMS}:atari_override_defaults",
+    override_defaults=f"{_ATARI_PARAMS}:set_atari_defaults",
     env_prefix="atari_",
     defaults_take_evaluation=True,
 )
@@ -111,7 +112,6 @@ DMLAB = EnvFamily(
     add_args="sf_examples.dmlab.dmlab_params:add_dmlab_env_args",
     override_defaults="sf_examples.dmlab.dmlab_params:dmlab_override_defaults",
     env_prefix="dmlab_",  # a misspelt dmlab_* name fails in register_family_env
-    env_name_first=True,
 )
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(

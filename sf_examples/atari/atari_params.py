@@ -88,7 +88,12 @@ def add_atari_env_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def atari_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
-    """Family defaults (``ATARI_DEFAULTS``), the same for training and evaluation."""
+def set_atari_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
+    """Family defaults (``ATARI_DEFAULTS``), the same for training and evaluation (the family table's hook)."""
     del evaluation  # enjoy/eval differ in the env stack (whole games), chosen in atari_utils.make_atari_env
     parser.set_defaults(**ATARI_DEFAULTS)
+
+
+def atari_override_defaults(_env: str | None, parser: argparse.ArgumentParser) -> None:
+    """Sample Factory 2's form of :func:`set_atari_defaults`: the env name first (the same defaults for every game)."""
+    set_atari_defaults(parser)

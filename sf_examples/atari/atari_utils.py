@@ -19,6 +19,7 @@ episode rewards are game scores.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -46,6 +47,23 @@ FALLBACK_CFG: dict[str, Any] = {
     "atari_episodic_life": True,
     "atari_repeat_action_probability": 0.0,
 }
+
+
+@dataclass(frozen=True)
+class AtariSpec:
+    """One ``atari_*`` env: its name, the ale-py id it plays and the frame limit of one game.
+
+    ``default_timeout`` counts emulator frames per game; None keeps ale-py's own limit (108,000 frames, 30 minutes).
+    """
+
+    name: str
+    env_id: str
+    default_timeout: int | None = None
+
+
+def atari_env_by_name(name: str) -> AtariSpec:
+    """The spec of an ``atari_*`` name; UnknownEnvError naming the valid names otherwise."""
+    return AtariSpec(name, atari_gym_id(name))
 
 
 def atari_gym_id(env_name: str) -> str:
@@ -99,12 +117,14 @@ class GameStatsWrapper(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def make_ale_env(gym_id: str, cfg: Config | None, render_mode: str | None) -> gym.Env:
+def make_ale_env(gym_id: str, cfg: Config | None, render_mode: str | None, max_frames: int | None = None) -> gym.Env:
     """ale-py's game at every frame; grayscale observations (rendering still gives colour frames)."""
     ale_py = require_optional_module("ale_py", extra="atari", what="Atari envs")
     gym.register_envs(ale_py)
+    limit = {} if max_frames is None else {"max_num_frames_per_episode": int(max_frames)}
     return gym.make(
         gym_id,
+        **limit,
         obs_type="grayscale",
         frameskip=1,
         repeat_action_probability=float(_option(cfg, "atari_repeat_action_probability")),
@@ -135,9 +155,10 @@ def _with_channel_axis(env: gym.Env) -> gym.Env:
 
 
 def make_atari_env(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+    env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
 ) -> gym.Env:
     """The ``make_env_func`` of every ``atari_*`` env (module level: worker processes unpickle it by reference)."""
     del env_config  # seeding comes from reset(seed=...), which the rollout worker calls per env
-    env = make_ale_env(atari_gym_id(full_env_name), cfg, render_mode)
+    spec = atari_env_by_name(env_name)
+    env = make_ale_env(spec.env_id, cfg, render_mode, spec.default_timeout)
     return wrap_atari_env(env, cfg, whole_games=is_evaluation_cfg(cfg))

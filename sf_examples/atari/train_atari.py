@@ -20,9 +20,14 @@ from sf_examples.families import ATARI
 ATARI_FLAGS = FamilyFlags.of(ATARI, enjoy_script="sf_examples.atari.enjoy_atari")
 
 
-def register_atari_components() -> None:
-    """Every ``atari_*`` name creates its env through the same factory; the conv net is chosen by flags."""
+def register_atari_envs() -> None:
+    """Every ``atari_*`` name creates its env through the same module-level factory."""
     register_family_envs(ATARI_ENVS, make_atari_env)
+
+
+def register_atari_components() -> None:
+    """The family's envs; the model is the library's conv net, chosen by flags, so nothing else is registered."""
+    register_atari_envs()
 
 
 # parse_atari_cfg(argv=None, evaluation=False) -> cfg: standard flags, the Atari flags and defaults, then the strict

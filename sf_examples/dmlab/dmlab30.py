@@ -70,3 +70,15 @@ def capped_mean_hns(per_level_hns: dict[str, float]) -> float:
     if not per_level_hns:
         raise ValueError("capped_mean_hns needs at least one level's score")
     return sum(min(hns, HNS_CAP) for hns in per_level_hns.values()) / len(per_level_hns)
+
+
+def dmlab30_level_name_to_level(level_name: str) -> str:
+    """The level path DeepMind Lab loads for a DMLab-30 name (``rooms_watermaze`` -> ``contributed/dmlab30/...``)."""
+    if level_name not in DMLAB30_LEVELS:
+        raise KeyError(f"{level_name!r} is not a DMLab-30 level; choose one of {sorted(DMLAB30_LEVELS)}")
+    return DMLAB30_LEVELS[level_name].path
+
+
+def dmlab30_num_envs() -> int:
+    """How many envs a ``dmlab_30`` run needs at least so that every level is played (one per level)."""
+    return len(DMLAB30_LEVELS)

@@ -1,4 +1,4 @@
-"""Env names, flags and defaults of the DeepMind Lab family, and the env factory they share.
+"""Flags and defaults of the DeepMind Lab family; its env names and factory (in ``dmlab_env``) re-exported.
 
 ``dmlab_<level>`` plays one DMLab-30 level; ``dmlab_30`` spreads the 30 levels over the envs of a run (env
 ``env_id`` plays level ``env_id % 30``, so every level is sampled with 30 or more envs); ``dmlab_benchmark`` is one
@@ -11,17 +11,21 @@ import argparse
 import os
 from typing import Any
 
-from sample_factory.utils.attr_dict import AttrDict
-from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import str2bool
-from sf_examples.dmlab.dmlab30 import DMLAB30_LEVELS
-from sf_examples.dmlab.dmlab_env import DmlabGymEnv, make_lab
+from sf_examples.dmlab.dmlab_env import (
+    BENCHMARK_ENV,
+    BENCHMARK_LEVEL,
+    DMLAB_ENVS,
+    LEVEL_NAMES,
+    MULTI_TASK_ENV,
+    level_for,
+    make_dmlab_env,
+)
 
-MULTI_TASK_ENV = "dmlab_30"
-BENCHMARK_ENV = "dmlab_benchmark"
-BENCHMARK_LEVEL = "rooms_collect_good_objects_train"
-DMLAB_ENVS: tuple[str, ...] = (MULTI_TASK_ENV, BENCHMARK_ENV, *(f"dmlab_{name}" for name in DMLAB30_LEVELS))
-LEVEL_NAMES = list(DMLAB30_LEVELS)
+__all__ = [
+    "BENCHMARK_ENV", "BENCHMARK_LEVEL", "DMLAB_DEFAULTS", "DMLAB_ENVS", "LEVEL_NAMES", "MULTI_TASK_ENV",
+    "add_dmlab_env_args", "dmlab_override_defaults", "level_for", "make_dmlab_env",
+]  # fmt: skip
 
 # Sample Factory 2.1.1's DMLab defaults, value for value (tests/envs/test_family_defaults.py holds them to it): the
 # shallow IMPALA conv net with a 256-unit LSTM over 32-step rollouts, frame skip 4, 96x72 RGB frames (Espeholt et al.,
@@ -42,9 +46,8 @@ DMLAB_DEFAULTS: dict[str, Any] = {
 }
 
 
-def add_dmlab_env_args(env_name: str, parser: argparse.ArgumentParser) -> None:
+def add_dmlab_env_args(parser: argparse.ArgumentParser) -> None:
     """Flags of the family (saved in config.json, so enjoy and eval rebuild the same envs)."""
-    del env_name
     group = parser.add_argument_group("DeepMind Lab", "Flags of the dmlab_* envs.")
     group.add_argument(
         "--dmlab_level_cache_path",
@@ -66,33 +69,14 @@ def add_dmlab_env_args(env_name: str, parser: argparse.ArgumentParser) -> None:
         help="dmlab_30: all envs of a rollout worker play the same level (level = worker index %% 30), which "
         "keeps each worker's memory to one level's assets.",
     )
+    group.add_argument(
+        "--dmlab_datasets_path",
+        type=str,
+        default=None,
+        help="Folder of the images the psychlab levels show (brady_konkle_oliva2008); default: $DMLAB_DATASET_PATH.",
+    )
 
 
-def dmlab_override_defaults(env_name: str, parser: argparse.ArgumentParser) -> None:
-    del env_name
+def dmlab_override_defaults(parser: argparse.ArgumentParser) -> None:
+    """Family defaults (``DMLAB_DEFAULTS``), the same for every level."""
     parser.set_defaults(**DMLAB_DEFAULTS)
-
-
-def level_for(env_name: str, cfg: Config | None, env_config: AttrDict | None) -> str:
-    """The DMLab-30 level an env instance plays."""
-    if env_name == BENCHMARK_ENV:
-        return BENCHMARK_LEVEL
-    if env_name != MULTI_TASK_ENV:
-        return env_name[len("dmlab_") :]
-    if env_config is None or env_config.env_id < 0:
-        return LEVEL_NAMES[0]  # the env that only reports spaces: every level has the same ones
-    per_worker = bool(getattr(cfg, "dmlab_one_task_per_worker", False))
-    index = env_config.worker_index if per_worker else env_config.env_id
-    return LEVEL_NAMES[index % len(LEVEL_NAMES)]
-
-
-def make_dmlab_env(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
-) -> DmlabGymEnv:
-    """The ``make_env_func`` of every ``dmlab_*`` env (raises MissingDependencyError without deepmind_lab)."""
-    get = (lambda name, default: getattr(cfg, name, default)) if cfg is not None else (lambda name, default: default)
-    width, height = int(get("dmlab_width", 96)), int(get("dmlab_height", 72))
-    factory = make_lab(width, height, get("dmlab_renderer", "software"), get("dmlab_level_cache_path", "") or None)
-    level = level_for(full_env_name, cfg, env_config)
-    frameskip = int(get("env_frameskip", 4))
-    return DmlabGymEnv(level, factory, width=width, height=height, frameskip=frameskip, render_mode=render_mode)

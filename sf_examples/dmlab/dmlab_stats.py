@@ -9,6 +9,7 @@ levels it covers whenever the runner writes a policy's summaries.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict, deque
 
 from sample_factory.algo.runners.runner import AlgoObserver, Runner
@@ -50,9 +51,20 @@ class DmlabSummaryObserver(AlgoObserver):
             writer.add_scalar("dmlab/levels_with_episodes", len(means), env_steps)
 
 
+_HANDLERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def runner_stats_handler(runner: Runner) -> DmlabStatsHandler:
+    """The one statistics handler of ``runner`` (made on first use), shared by every hook that reads or fills it."""
+    handler = _HANDLERS.get(runner)
+    if handler is None:
+        handler = _HANDLERS[runner] = DmlabStatsHandler()
+    return handler
+
+
 def register_dmlab_stats(runner: Runner) -> DmlabStatsHandler:
     """Hook both onto ``runner`` (before ``runner.init()``); returns the handler."""
-    handler = DmlabStatsHandler()
+    handler = runner_stats_handler(runner)
     runner.register_episodic_stats_handler(handler)
     runner.register_observer(DmlabSummaryObserver(handler))
     return handler

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -45,6 +46,19 @@ DEFAULT_RENDER_SIZE = (480, 480)
 def mujoco_available() -> bool:
     """True if the ``mujoco`` package is installed (tests skip the MuJoCo family without it); it is not imported."""
     return is_module_available("mujoco")
+
+
+@dataclass(frozen=True)
+class MujocoSpec:
+    """One ``mujoco_*`` env: its name and the Gymnasium id it makes."""
+
+    name: str
+    env_id: str
+
+
+def mujoco_env_by_name(name: str) -> MujocoSpec:
+    """The spec of a ``mujoco_*`` name; UnknownEnvError naming the valid names otherwise."""
+    return MujocoSpec(name, mujoco_gym_id(name))
 
 
 def mujoco_gym_id(env_name: str) -> str:
@@ -94,11 +108,22 @@ def _render_kwargs(cfg: Config | None, render_mode: str | None) -> dict[str, Any
 
 
 def make_mujoco_env(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+    env_name: str,
+    _cfg: Config | None = None,
+    _env_config: AttrDict | None = None,
+    render_mode: str | None = None,
+    *,
+    cfg: Config | None = None,
+    env_config: AttrDict | None = None,
 ) -> gym.Env:
-    """The ``make_env_func`` of every ``mujoco_*`` env (module level: worker processes unpickle it by reference)."""
-    del env_config  # seeding comes from reset(seed=...), which the rollout worker calls per env
-    gym_id = mujoco_gym_id(full_env_name)
+    """The ``make_env_func`` of every ``mujoco_*`` env (module level: worker processes unpickle it by reference).
+
+    The cfg arrives positionally from the library (``_cfg``) or as ``cfg=``; either way it sets the frameskip and
+    the video size. ``env_config`` is unused: seeding comes from ``reset(seed=...)``, which each rollout worker calls.
+    """
+    del _env_config, env_config
+    cfg = cfg if cfg is not None else _cfg
+    gym_id = mujoco_env_by_name(env_name).env_id
     require_optional_module("mujoco", extra="mujoco", what="MuJoCo envs")
     _check_can_render(render_mode)
     env = gym.make(gym_id, render_mode=render_mode, **_render_kwargs(cfg, render_mode))
