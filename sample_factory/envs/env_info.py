@@ -118,14 +118,71 @@ class EnvInfo:
         return dataclasses.replace(self, obs_space=obs_space, action_space=action_space, **_PER_SPACE_FIELDS_UNSET)
 
 
-def is_multiagent_env(env) -> bool:
-    return bool(getattr(env, "is_multiagent", False)) or getattr(env, "num_agents", 1) > 1
+_MISSING = object()
+
+
+def _own_or_forwarded(layer: object, name: str) -> object:
+    """``layer.name`` as ``layer`` itself resolves it (its wrapper-aware lookup first), or ``_MISSING``."""
+    get_wrapper_attr = getattr(layer, "get_wrapper_attr", None)
+    if callable(get_wrapper_attr):
+        try:
+            return get_wrapper_attr(name)
+        except AttributeError:
+            pass  # an inner layer that is no gymnasium env ends gymnasium's lookup: the walk below goes on
+    return getattr(layer, name, _MISSING)
+
+
+def env_attribute(env: object, name: str, default: object = None) -> object:
+    """Attribute ``name`` of ``env`` or of the first env inside it that has one, else ``default``.
+
+    Gymnasium 1.x wrappers no longer forward attribute reads to the env they wrap, so an attribute declared by a
+    user's env (``num_agents``, ``is_multiagent``) is not visible on the outer wrapper. Each layer is asked with
+    ``get_wrapper_attr`` where it has one (gymnasium >= 0.29; older wrappers forward plain reads), then plainly; the
+    walk then goes inwards through ``.env`` (any wrapper class, gymnasium's or not) and finally ``unwrapped``.
+    """
+    current, seen = env, set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        value = _own_or_forwarded(current, name)
+        if value is not _MISSING:
+            return value
+        current = getattr(current, "env", None)
+    unwrapped = getattr(env, "unwrapped", None)
+    if unwrapped is not None and id(unwrapped) not in seen:
+        value = getattr(unwrapped, name, _MISSING)
+        if value is not _MISSING:
+            return value
+    return default
+
+
+def get_multiagent_info(env: object) -> tuple[bool, int]:
+    """``(is_multiagent, num_agents)`` of ``env``, read through any chain of wrappers around it.
+
+    ``num_agents`` defaults to 1. An env is multi-agent when it declares ``is_multiagent = True`` (a multi-agent
+    env may have a single agent) or has more than one agent.
+    """
+    num_agents = env_attribute(env, "num_agents", 1)
+    try:
+        num_agents = int(num_agents)
+    except (TypeError, ValueError):
+        num_agents = 0
+    if num_agents < 1:
+        raise ValueError(
+            f"env {type(env).__name__} declares num_agents={env_attribute(env, 'num_agents')!r}: the multi-agent "
+            "protocol needs a positive int (the number of agents the env steps in one call)"
+        )
+    return bool(env_attribute(env, "is_multiagent", False)) or num_agents > 1, num_agents
+
+
+def is_multiagent_env(env: object) -> bool:
+    """Whether ``env`` speaks the multi-agent protocol (per-agent lists), read through any chain of wrappers."""
+    return get_multiagent_info(env)[0]
 
 
 def agent_spaces_of(env, attribute: str, num_agents: int) -> list[gym.Space] | None:
     """A multi-agent env's per-agent spaces (``observation_spaces`` / ``action_spaces``: a sequence indexed by agent,
     or a mapping in agent order, as PettingZoo has), or None when it has none or they are all equal."""
-    spaces = getattr(env, attribute, None)
+    spaces = env_attribute(env, attribute, None)
     if spaces is None:
         return None
     spaces = list(spaces.values()) if isinstance(spaces, dict) else list(spaces)
@@ -140,8 +197,7 @@ def agent_spaces_of(env, attribute: str, num_agents: int) -> list[gym.Space] | N
 def extract_env_info(env, cfg: Config) -> EnvInfo:
     """Read ``env``'s spaces, agent count and reward shaping; GPU flags come from ``cfg`` (batched sampling only)."""
     batched = bool(cfg.batched_sampling)
-    num_agents = int(getattr(env, "num_agents", 1))
-    multiagent = is_multiagent_env(env)
+    multiagent, num_agents = get_multiagent_info(env)
     agent_obs = agent_spaces_of(env, "observation_spaces", num_agents) if multiagent else None
     agent_act = agent_spaces_of(env, "action_spaces", num_agents) if multiagent else None
     obs_space = agent_obs[0] if agent_obs is not None else env.observation_space

@@ -26,7 +26,8 @@ from torch import Tensor
 
 from sample_factory.envs.action_conversion import make_action_converter, rows_are_env_actions
 from sample_factory.envs.create_env import create_env
-from sample_factory.envs.env_info import is_multiagent_env
+from sample_factory.envs.env_contract import reset_env
+from sample_factory.envs.env_info import env_attribute, get_multiagent_info, is_multiagent_env
 from sample_factory.envs.spaces.layout import obs_space_dict
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.gpu_utils import env_actions_device
@@ -70,9 +71,10 @@ class SequentialVectorizeWrapper:
         self.observation_space = self.envs[0].observation_space
         self.action_space = self.envs[0].action_space
         self._check_same_spaces()
-        self.render_mode = getattr(self.envs[0], "render_mode", None)
-        self._agents = [int(getattr(env, "num_agents", 1)) for env in self.envs]
-        self._multiagent = [is_multiagent_env(env) for env in self.envs]
+        self.render_mode = env_attribute(self.envs[0], "render_mode", None)
+        infos = [get_multiagent_info(env) for env in self.envs]  # through the envs' wrappers, if any
+        self._agents = [num_agents for _, num_agents in infos]
+        self._multiagent = [multiagent for multiagent, _ in infos]
         self._offsets = [int(offset) for offset in np.cumsum([0, *self._agents[:-1]])]
         self.num_agents = sum(self._agents)
         self._convert_action = make_action_converter(self.action_space)
@@ -136,7 +138,7 @@ class SequentialVectorizeWrapper:
         """Reset every env; an int ``seed`` seeds env ``i`` with ``seed + i`` (as Gymnasium's vector envs do)."""
         kwargs = {} if options is None else {"options": options}
         for i, (env, env_seed) in enumerate(zip(self.envs, self._env_seeds(seed), strict=True)):
-            obs, info = env.reset(seed=env_seed, **kwargs)
+            obs, info = reset_env(env, env_seed, **kwargs)
             start, num = self._offsets[i], self._agents[i]
             if self._multiagent[i]:
                 self._write_agents_obs(start, num, obs)
@@ -217,10 +219,10 @@ class BatchedVecEnv:
     def __init__(self, env: Any, actions_device: torch.device | str | None = None) -> None:
         wrapped = isinstance(env, SequentialVectorizeWrapper) or is_natively_vectorized(env)
         self.env = env if wrapped else SequentialVectorizeWrapper([env])
-        self.num_agents = int(getattr(self.env, "num_agents", 1))
+        self.num_agents = get_multiagent_info(self.env)[1]
         self.observation_space = self.env.observation_space
         self.action_space = self.env.action_space
-        self.render_mode = getattr(self.env, "render_mode", None)
+        self.render_mode = env_attribute(self.env, "render_mode", None)
         self.actions_device = None if actions_device is None else torch.device(actions_device)
         self._obs_keys = list(obs_space_dict(self.observation_space))
         self._dict_obs = isinstance(getattr(self.observation_space, "spaces", None), dict)
@@ -267,7 +269,7 @@ class BatchedVecEnv:
     def reset_arrays(self, seed: Any = None, options: dict | None = None) -> tuple[dict[str, Any], Any]:
         """Like :meth:`reset`, with the env's own arrays (or tensors) instead of tensors."""
         kwargs = {} if options is None else {"options": options}
-        obs, infos = self.env.reset(seed=seed, **kwargs)
+        obs, infos = reset_env(self.env, seed, **kwargs)
         return self._obs_dict(obs), infos
 
     def step_arrays(self, actions: Any) -> tuple[dict[str, Any], Any, Any, Any, Any]:
@@ -332,7 +334,7 @@ def make_env_func_batched(
         if device is not None and not native:
             raise ValueError(
                 f"--env_gpu_actions=True but env {cfg.env!r} is not natively vectorised alone in its split "
-                f"({len(envs)} env(s) per split, num_agents={getattr(envs[0], 'num_agents', 1)}), so it is stepped "
+                f"({len(envs)} env(s) per split, num_agents={get_multiagent_info(envs[0])[1]}), so it is stepped "
                 "one env at a time with numpy actions: drop --env_gpu_actions, or use a vectorised env with "
                 "--num_envs_per_worker equal to --worker_num_splits"
             )
