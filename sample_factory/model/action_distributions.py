@@ -60,6 +60,9 @@ __all__ = [
     "get_action_distribution",
     "is_all_discrete",
     "is_continuous_action_space",
+    "masked_log_softmax",
+    "masked_logits",
+    "masked_softmax",
     "register_action_distribution",
     "sample_actions_log_probs",
     "sampled_action_logits",
@@ -161,6 +164,30 @@ def buffer_actions(distribution: ActionDistribution, actions: Tensor) -> Tensor:
     return actions
 
 
+def masked_logits(logits: Tensor, mask: Tensor | None) -> Tensor:
+    """``logits`` with the entries ``mask`` forbids (0) set to the most negative finite value of their dtype.
+
+    Not ``-inf``: a forbidden action's probability is still exactly zero after a softmax, while ``0 * log(0)``
+    terms (entropy, KL) stay finite instead of NaN. ``mask`` None forbids nothing (``logits`` is returned as is).
+    """
+    if mask is None:
+        return logits
+    return logits.masked_fill(mask == 0, torch.finfo(logits.dtype).min)
+
+
+def masked_softmax(logits: Tensor, mask: Tensor | None) -> Tensor:
+    """Probabilities over the last dimension of ``logits`` with the entries ``mask`` forbids (0) at exactly zero.
+
+    The allowed entries sum to one; a row that allows nothing stays a uniform distribution, not NaN.
+    """
+    return F.softmax(masked_logits(logits, mask), dim=-1)
+
+
+def masked_log_softmax(logits: Tensor, mask: Tensor | None) -> Tensor:
+    """Log probabilities of :func:`masked_softmax`; a forbidden entry gets a huge negative but finite value."""
+    return F.log_softmax(masked_logits(logits, mask), dim=-1)
+
+
 class CategoricalActionDistribution:
     """Categorical distribution over ``n`` actions with optional masking of disallowed actions.
 
@@ -169,10 +196,7 @@ class CategoricalActionDistribution:
     """
 
     def __init__(self, raw_logits: Tensor, action_mask: Tensor | None = None):
-        if action_mask is not None:
-            masked_value = torch.finfo(raw_logits.dtype).min
-            raw_logits = raw_logits.masked_fill(action_mask == 0, masked_value)
-        self.raw_logits = raw_logits  # [B, n]
+        self.raw_logits = masked_logits(raw_logits, action_mask)  # [B, n]
         self.action_mask = action_mask
 
     @cached_property
@@ -262,8 +286,8 @@ class ContinuousActionDistribution:
     LOG_STD_MIN = -5.0
     LOG_STD_MAX = 2.0
 
-    def __init__(self, raw_params: Tensor, tanh_scale: float = 0.0):
-        means, log_stds = raw_params.chunk(2, dim=-1)  # [B, d] each
+    def __init__(self, params: Tensor, tanh_scale: float = 0.0):
+        means, log_stds = params.chunk(2, dim=-1)  # [B, d] each
         if tanh_scale > 0:
             means = torch.tanh(means / tanh_scale) * tanh_scale
         self.means = means
@@ -339,7 +363,7 @@ class TupleActionDistribution:
     def __init__(
         self,
         action_space: gym.spaces.Tuple,
-        raw_logits: Tensor,
+        logits_flat: Tensor,
         action_mask: Tensor | None = None,
         tanh_scale: float = 0.0,
     ):
@@ -347,8 +371,8 @@ class TupleActionDistribution:
         self.num_actions = [calc_num_actions(space) for space in spaces]
         self.is_discrete = is_all_discrete(action_space)
         self.action_dtype = torch.int64 if self.is_discrete else torch.float32
-        logits_per_component = raw_logits.split([calc_num_action_parameters(s) for s in spaces], dim=-1)
-        masks_per_component = split_action_mask(spaces, action_mask, raw_logits.shape[0])
+        logits_per_component = logits_flat.split([calc_num_action_parameters(s) for s in spaces], dim=-1)
+        masks_per_component = split_action_mask(spaces, action_mask, logits_flat.shape[0])
         self.components = [
             get_action_distribution(space, logits, mask, tanh_scale)
             for space, logits, mask in zip(spaces, logits_per_component, masks_per_component, strict=True)

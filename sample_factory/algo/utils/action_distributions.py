@@ -12,6 +12,8 @@ from sample_factory.model.action_distributions import (  # noqa: F401 (each name
     get_action_distribution,
     is_all_discrete,
     is_continuous_action_space,
+    masked_log_softmax,
+    masked_softmax,
     register_action_distribution,
     sample_actions_log_probs,
 )
