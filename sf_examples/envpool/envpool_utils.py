@@ -46,9 +46,9 @@ def envpool_available() -> bool:
     return True
 
 
-def add_envpool_args(env_name: str, parser: argparse.ArgumentParser) -> None:
+def add_envpool_args(env: str | None, parser: argparse.ArgumentParser) -> None:
     """Flags of both EnvPool families (saved in config.json, so enjoy and eval rebuild the same pool)."""
-    del env_name
+    del env
     group = parser.add_argument_group("EnvPool", "Flags of the envpool_* envs.")
     group.add_argument(
         "--env_agents",
@@ -64,6 +64,10 @@ def add_envpool_args(env_name: str, parser: argparse.ArgumentParser) -> None:
         help="C++ threads stepping one pool; 0 lets EnvPool choose (one per core). With several rollout workers "
         "on few cores, 1-2 per worker avoids oversubscription.",
     )
+
+
+# Sample Factory 2's name for the same hook
+add_envpool_common_args = add_envpool_args
 
 
 def pool_seed(cfg: Config | None, env_config: AttrDict | None) -> int:

@@ -14,6 +14,7 @@ return empty infos, the sampler's fast path.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -122,3 +123,61 @@ class EnvPoolBatchedEnv(gym.Env):
 
     def close(self) -> None:
         self.pool.close()
+
+
+def has_image_observations(observation_space: gym.spaces.Space) -> bool:
+    """True for image observations (a 3-D Box: stacked frames), the ones that are kept as uint8 for conv nets."""
+    return isinstance(observation_space, gym.spaces.Box) and len(observation_space.shape) == 3
+
+
+class EnvPoolResetFixWrapper(gym.Wrapper):
+    """Lets Gymnasium-style callers reset an EnvPool instance: ``reset(seed=..., options=...)`` is accepted
+    (EnvPool is seeded when it is made, so both are dropped) and the result is always ``(obs, info)``."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, Any]:
+        del kwargs
+        result = self.env.reset()
+        return result if isinstance(result, tuple) else (result, {})
+
+
+class BatchedRecordEpisodeStatistics(gym.Wrapper):
+    """Episode returns and lengths of every env of a batched env (arrays of ``num_envs`` out of ``step``).
+
+    At the step that ends episodes, ``info["episode"]`` holds ``r`` and ``l`` arrays (zero for envs whose episode
+    goes on) and ``info["_episode"]`` the mask of finished envs; the last ``deque_size`` finished episodes are kept
+    in ``return_queue`` and ``length_queue``.
+    """
+
+    def __init__(self, env: Any, num_envs: int, deque_size: int = 100) -> None:
+        super().__init__(env)
+        self.num_envs = num_envs
+        self.episode_returns = np.zeros(num_envs, dtype=np.float64)
+        self.episode_lengths = np.zeros(num_envs, dtype=np.int64)
+        self.return_queue: deque = deque(maxlen=deque_size)
+        self.length_queue: deque = deque(maxlen=deque_size)
+
+    def reset(self, **kwargs: Any) -> tuple[Any, Any]:
+        self.episode_returns[:] = 0.0
+        self.episode_lengths[:] = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, Any, Any, Any, Any]:
+        obs, rewards, terminated, truncated, info = self.env.step(action)
+        self.episode_returns += np.asarray(rewards, dtype=np.float64)
+        self.episode_lengths += 1
+        done = np.logical_or(terminated, truncated)
+        if done.any():
+            info = dict(info)
+            info["episode"] = {
+                "r": np.where(done, self.episode_returns, 0.0),
+                "l": np.where(done, self.episode_lengths, 0),
+            }
+            info["_episode"] = done
+            self.return_queue.extend(self.episode_returns[done].tolist())
+            self.length_queue.extend(self.episode_lengths[done].tolist())
+            self.episode_returns[done] = 0.0
+            self.episode_lengths[done] = 0
+        return obs, rewards, terminated, truncated, info

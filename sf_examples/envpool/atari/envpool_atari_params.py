@@ -8,7 +8,7 @@ from typing import Any
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 from sf_examples.atari.atari_params import PPO_ATARI_UPDATE
-from sf_examples.envpool.envpool_utils import BATCHED_DEFAULTS, make_batched_env
+from sf_examples.envpool.envpool_utils import BATCHED_DEFAULTS, add_envpool_args, make_batched_env
 from sf_examples.envpool.envpool_wrappers import EnvPoolBatchedEnv
 
 PREFIX = "envpool_atari_"
@@ -69,8 +69,20 @@ ENVPOOL_ATARI_DEFAULTS: dict[str, Any] = {
 
 
 def envpool_atari_override_defaults(env_name: str, parser: argparse.ArgumentParser) -> None:
+    """The family's defaults (``ENVPOOL_ATARI_DEFAULTS``), the same for every game."""
     del env_name
     parser.set_defaults(**ENVPOOL_ATARI_DEFAULTS)
+
+
+def add_atari_env_args(_env: str | None, p: argparse.ArgumentParser, evaluation: bool = False) -> None:
+    """Sample Factory 2's name for the family's flags: the EnvPool flags (``--env_agents``, threads)."""
+    del evaluation  # the same flags for training and watching
+    add_envpool_args(_env, p)
+
+
+def atari_override_defaults(_env: str | None, parser: argparse.ArgumentParser) -> None:
+    """Sample Factory 2's name for :func:`envpool_atari_override_defaults`."""
+    envpool_atari_override_defaults(_env, parser)
 
 
 def make_envpool_atari_env(

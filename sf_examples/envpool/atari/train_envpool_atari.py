@@ -17,6 +17,7 @@ from sf_examples.envpool.envpool_family import ENVPOOL_ATARI as SCRIPTS
 # parse_envpool_atari_cfg(argv=None, evaluation=False) -> cfg. The last name of each is Sample Factory 2's; the family
 # name is the hook of generic tools (sf_examples/families.py).
 register_envpool_atari_envs = register_envpool_atari_family = register_atari_components = SCRIPTS.register_envs
+register_atari_envs = SCRIPTS.register_envs
 parse_envpool_atari_cfg = parse_atari_args = SCRIPTS.parse_cfg
 main = SCRIPTS.run  # main() -> StatusCode: parse, check the env name and envpool, register, train
 

@@ -18,7 +18,7 @@ import numpy as np
 from sample_factory.envs.env_utils import require_optional_module
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
-from sf_examples.envpool.envpool_utils import BATCHED_DEFAULTS, make_batched_env
+from sf_examples.envpool.envpool_utils import BATCHED_DEFAULTS, add_envpool_args, make_batched_env
 from sf_examples.envpool.envpool_wrappers import EnvPoolBatchedEnv, float32_space
 
 PREFIX = "envpool_mujoco_"
@@ -81,8 +81,20 @@ ENVPOOL_MUJOCO_DEFAULTS: dict[str, Any] = {
 
 
 def envpool_mujoco_override_defaults(env_name: str, parser: argparse.ArgumentParser) -> None:
+    """The family's defaults (``ENVPOOL_MUJOCO_DEFAULTS``), the same for every task."""
     del env_name
     parser.set_defaults(**ENVPOOL_MUJOCO_DEFAULTS)
+
+
+def add_mujoco_envpool_env_args(env: str | None, parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
+    """Sample Factory 2's name for the family's flags: the EnvPool flags (``--env_agents``, threads)."""
+    del evaluation  # the same flags for training and watching
+    add_envpool_args(env, parser)
+
+
+def mujoco_envpool_override_defaults(env: str | None, parser: argparse.ArgumentParser) -> None:
+    """Sample Factory 2's name for :func:`envpool_mujoco_override_defaults`."""
+    envpool_mujoco_override_defaults(env, parser)
 
 
 class GymnasiumTaskForWatching(gym.Wrapper):

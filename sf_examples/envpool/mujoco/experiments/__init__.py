@@ -1,0 +1,1 @@
+"""Run descriptions of the EnvPool MuJoCo family for the launcher."""
