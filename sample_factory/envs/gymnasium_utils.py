@@ -69,3 +69,23 @@ def convert_space(space: Any) -> spaces.Space:
         f"convert_space cannot convert {space!r} (type {type(space).__module__}.{type(space).__qualname__}): only "
         f"{', '.join(_CONVERTERS)} spaces have Gymnasium equivalents; give the env a gymnasium.spaces space instead"
     )
+
+
+def patch_non_gymnasium_env(env: Any) -> Any:
+    """Make an env written for legacy ``gym`` look like a Gymnasium env where this library looks; returns ``env``.
+
+    Its ``observation_space`` and ``action_space`` are replaced by their Gymnasium equivalents (:func:`convert_space`)
+    and a missing ``render_mode`` becomes None. The env object itself is changed (no wrapper is added), so
+    attributes the user's code reads on it stay where they were. Its ``reset``/``step`` must already follow the
+    Gymnasium API (``reset() -> (obs, info)``, ``step() -> (obs, reward, terminated, truncated, info)``).
+    """
+    for name in ("observation_space", "action_space"):
+        space = getattr(env, name, None)
+        if space is None:
+            raise TypeError(f"{type(env).__name__} has no {name}: an env must declare its {name} as an attribute")
+        converted = convert_space(space)
+        if converted is not space:
+            setattr(env, name, converted)
+    if not hasattr(env, "render_mode"):
+        env.render_mode = None
+    return env

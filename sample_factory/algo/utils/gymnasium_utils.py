@@ -2,4 +2,5 @@
 
 from sample_factory.envs.gymnasium_utils import (  # noqa: F401 (each name re-exported at Sample Factory 2's path)
     convert_space,
+    patch_non_gymnasium_env,
 )
