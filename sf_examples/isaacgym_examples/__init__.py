@@ -1,0 +1,1 @@
+"""NVIDIA Isaac Gym tasks (IsaacGymEnvs) trained on the GPU; importable without Isaac Gym, usable with it."""
