@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from sample_factory.compat.faster_fifo_internals import layout_supported, release_if_dead_holder
 from sample_factory.messaging.periodic_thread import PeriodicThread
-from sample_factory.messaging.queue_repair import layout_supported, release_if_dead_holder
 from sample_factory.utils.logging_setup import log
 
 CHECK_PERIOD_S = 1.0

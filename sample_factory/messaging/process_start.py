@@ -8,8 +8,9 @@ The server is single-threaded and has run no torch operation, so forking it is s
 context to inherit), and workers get what ``spawn`` gives them otherwise: their arguments by pickling (shared
 tensors and queues by file descriptor), the user's main module imported again, a fresh start for everything else.
 
-The server itself is a copy of the runner made with ``fork()`` where that is safe (``forked_server``), so even
-its one round of imports is saved; ``SF_FORK_SERVER_FROM_RUNNER=0`` always starts it as a new interpreter.
+The server itself is a copy of the runner made with ``fork()`` where that is safe
+(``compat.multiprocessing_internals``), so even its one round of imports is saved; ``SF_FORK_SERVER_FROM_RUNNER=0``
+always starts it as a new interpreter.
 
 Where the platform has no fork server (Windows), workers are spawned. ``SF_WORKER_START_METHOD=spawn`` forces
 ``spawn`` (a switch for debugging and measuring; the fork server is the default).
@@ -22,7 +23,7 @@ import os
 from collections.abc import Iterable
 from multiprocessing.context import BaseContext
 
-from sample_factory.messaging import forked_server
+from sample_factory.compat import multiprocessing_internals as forked_server
 from sample_factory.utils.logging_setup import log
 
 START_METHOD_ENV = "SF_WORKER_START_METHOD"
@@ -54,8 +55,9 @@ def worker_context(preload: Iterable[str] = ()) -> BaseContext:
 
 
 def warm_up(ctx: BaseContext, uses_cuda: bool = True, distributed: bool = True) -> None:
-    """Start the fork server now: forked from this process where that is safe (``forked_server``: no imports to
-    wait for), else a new interpreter whose imports run while this process does other start-up work.
+    """Start the fork server now: forked from this process where that is safe
+    (``compat.multiprocessing_internals``: no imports to wait for), else a new interpreter whose imports run while
+    this process does other start-up work.
 
     ``uses_cuda`` / ``distributed``: whether the run puts a model on a GPU / is one rank of several (either rules
     the forked server out). One log line says which server the workers come from.
@@ -74,10 +76,8 @@ def warm_up(ctx: BaseContext, uses_cuda: bool = True, distributed: bool = True) 
 
 def _fork_server_here(uses_cuda: bool, distributed: bool) -> bool:
     """Fork the server from this process where allowed and safe; False when the usual server must start."""
-    from multiprocessing import forkserver
-
     forked_server.stop_forked_server()  # a copy left by an earlier run of this process (one that failed to start)
-    if getattr(forkserver._forkserver, "_forkserver_pid", None) is not None:
+    if forked_server.usual_server_running():
         return False  # a new-interpreter server of an earlier run of this process: workers keep coming from it
     if os.environ.get(FORK_FROM_RUNNER_ENV, "1") == "0":
         blocker = f"{FORK_FROM_RUNNER_ENV}=0"

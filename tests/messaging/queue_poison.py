@@ -22,7 +22,7 @@ import struct
 import sys
 import threading
 
-from sample_factory.messaging.queue_repair import HEADER, MUTEX_OFFSET, RING_STATE_OFFSET
+from sample_factory.compat.faster_fifo_internals import HEADER, MUTEX_OFFSET, RING_STATE_OFFSET
 
 PR_SET_PDEATHSIG = 1
 ORPHAN_LENGTH = 1234  # the length a killed put wrote before it could write the message

@@ -13,7 +13,8 @@ import gymnasium
 import pytest
 from sf_run import run_module, run_python, short_run_args
 
-from sample_factory.messaging import forked_server, process_start
+from sample_factory.compat import multiprocessing_internals as forked_server
+from sample_factory.messaging import process_start
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORKED_LINE = "Workers start from a copy of this process"
@@ -118,7 +119,7 @@ def test_blockers_that_need_no_probe(monkeypatch) -> None:
 
 
 _BLOCKER_OF_FRESH_PROCESS = (
-    "from sample_factory.messaging import forked_server; print('BLOCKER', forked_server.fork_blocker(False, False))"
+    "from sample_factory.compat import multiprocessing_internals as m; print('BLOCKER', m.fork_blocker(False, False))"
 )
 
 

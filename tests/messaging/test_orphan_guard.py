@@ -8,9 +8,9 @@ import os
 import threading
 import time
 
+from sample_factory.compat.faster_fifo_internals import thread_alive
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, LoopLiveness, Router
 from sample_factory.messaging.orphan_guard import OrphanGuard
-from sample_factory.messaging.queue_repair import thread_alive
 
 RUNNER_LOOP = "runner"
 

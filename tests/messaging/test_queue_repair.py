@@ -17,8 +17,9 @@ import faster_fifo
 from queue_poison import hold_until_killed, poison
 from sf_run import run_script
 
-from sample_factory.messaging import queue_repair
-from sample_factory.messaging.queue_repair import HEADER, QueueDoctor, layout_supported, lock_holder, thread_alive
+from sample_factory.compat import faster_fifo_internals as queue_repair
+from sample_factory.compat.faster_fifo_internals import HEADER, layout_supported, lock_holder, thread_alive
+from sample_factory.messaging.queue_repair import QueueDoctor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MESSAGE_COUNT_OFFSET = 40  # the sixth header word

@@ -1,4 +1,10 @@
-"""A fork server made by forking the runner itself, so it starts with torch and the package already imported.
+"""multiprocessing's private fork-server state: a fork server made by forking the runner itself, so it starts with
+torch and the package already imported.
+
+Private names used: ``multiprocessing.forkserver._forkserver`` and its ``_lock``, ``_forkserver_address``,
+``_forkserver_alive_fd``, ``_forkserver_pid``; ``atexit._clear``; ``sys.modules`` entries of the user's modules.
+Verified on CPython 3.10-3.12 (``VERIFIED_PYTHON``); elsewhere, or with ``SF_DISABLE_FAST_PATHS=all``, the caller
+starts Python's own fork server (:func:`fork_blocker` says why, and the caller logs it).
 
 Python's fork server is a new interpreter that imports its preload list (torch and the workers' modules: about
 1.5 s of CPU, on the critical path of a run's start-up, since the first worker can start only when the server is
@@ -46,6 +52,9 @@ import types
 # threads later means something started one that a forked child would inherit in an unknown state
 import torch  # noqa: F401  (imported for its threads, counted below)
 
+from sample_factory.compat import DISABLE_ENV, all_disabled
+
+VERIFIED_PYTHON = ((3, 10), (3, 11), (3, 12))
 _EXPECTED_MAIN_PARAMS = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
 _STOP_WAIT_S = 5.0
 _PROBE_WAIT_S = 1.0
@@ -69,6 +78,10 @@ def fork_blocker(uses_cuda: bool, distributed: bool) -> str | None:
     """Why the fork server must not be forked from this process now, or None when it may."""
     from multiprocessing import forkserver
 
+    if all_disabled():
+        return f"{DISABLE_ENV}=all"
+    if sys.version_info[:2] not in VERIFIED_PYTHON:
+        return f"forking the server is verified on Python 3.10-3.12, not on {sys.version.split()[0]}"
     params = tuple(inspect.signature(forkserver.main).parameters)
     server = getattr(forkserver, "_forkserver", None)
     if params != _EXPECTED_MAIN_PARAMS or not hasattr(server, "_forkserver_alive_fd"):
@@ -244,6 +257,13 @@ def _is_library_module(module: object, library_dirs: tuple[str, ...]) -> bool:
     if path is None:
         return True  # built-in, frozen, or a namespace package with no file of its own
     return os.path.abspath(path).startswith(library_dirs)
+
+
+def usual_server_running() -> bool:
+    """Python's own fork server (a new interpreter) was started by an earlier run of this process."""
+    from multiprocessing import forkserver
+
+    return getattr(forkserver._forkserver, "_forkserver_pid", None) is not None
 
 
 def stop_forked_server() -> None:
