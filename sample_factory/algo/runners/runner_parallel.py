@@ -1,6 +1,7 @@
 """Parallel runner: one process per rollout worker, per inference worker, and per policy's learner.
 
-Children are started with the ``spawn`` method (safe with torch and simulator threads) and ignore SIGINT/SIGTERM:
+Children start from a fork server (``messaging/process_start``: a copy of the runner forked right after parsing
+where that is safe, else Python's own ``forkserver``; ``spawn`` where neither exists) and ignore SIGINT/SIGTERM:
 the runner alone decides when to stop and tells every component, so checkpoints get written (``child_process``).
 Each child also watches its parent and exits if the runner disappears, so no orphan survives a crashed or killed
 runner. A child that dies or stops sending heartbeats once training runs is restarted in place (``process_watch``,
