@@ -118,14 +118,24 @@ class GridGoalEnv(CellRendering, gym.Env):
         return "\n".join("".join(row) for row in rows) + "\n"
 
 
+class CustomEnv(GridGoalEnv):
+    """The grid world as an env factory builds it: sizes from the script's flags in ``cfg`` (defaults without).
+
+    ``full_env_name`` is the registered name it was created under, kept for messages and wrappers.
+    """
+
+    def __init__(self, full_env_name: str, cfg: Config | None = None, render_mode: str | None = None) -> None:
+        grid_size = getattr(cfg, "custom_env_grid_size", 5) if cfg is not None else 5
+        episode_len = getattr(cfg, "custom_env_episode_len", 50) if cfg is not None else 50
+        super().__init__(grid_size=grid_size, episode_len=episode_len, render_mode=render_mode)
+        self.full_env_name = full_env_name
+
+
 def make_custom_env_func(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
-) -> GridGoalEnv:
-    """The ``make_env_func`` registered under ``my_custom_env_v1``; sizes come from the script's own flags."""
-    del full_env_name, env_config
-    grid_size = getattr(cfg, "custom_env_grid_size", 5) if cfg is not None else 5
-    episode_len = getattr(cfg, "custom_env_episode_len", 50) if cfg is not None else 50
-    return GridGoalEnv(grid_size=grid_size, episode_len=episode_len, render_mode=render_mode)
+    full_env_name: str, cfg: Config | None = None, _env_config: AttrDict | None = None, render_mode: str | None = None
+) -> CustomEnv:
+    """The ``make_env_func`` registered under ``my_custom_env_v1`` (the per-env config is not needed here)."""
+    return CustomEnv(full_env_name, cfg, render_mode=render_mode)
 
 
 class CustomGridEncoder(Encoder):
@@ -155,6 +165,10 @@ class CustomGridEncoder(Encoder):
         return self.out_size
 
 
+# Sample Factory 2's name for this example's encoder
+CustomEncoder = CustomGridEncoder
+
+
 def make_custom_encoder(cfg: Config, obs_space: ObsSpace) -> Encoder:
     """Encoder factory for ``global_model_factory().register_encoder_factory``."""
     return CustomGridEncoder(cfg, obs_space)
@@ -172,6 +186,11 @@ def add_custom_env_args(parser: argparse.ArgumentParser) -> None:
 def custom_env_override_defaults(parser: argparse.ArgumentParser) -> None:
     """Library defaults are tuned for Atari-scale tasks; this tiny grid needs smaller, faster settings."""
     parser.set_defaults(**CUSTOM_ENV_DEFAULTS)
+
+
+# Sample Factory 2's names for this example's flags and defaults
+add_extra_params = add_custom_env_args
+override_default_params = custom_env_override_defaults
 
 
 def parse_custom_args(argv: list[str] | None = None, evaluation: bool = False) -> Config:

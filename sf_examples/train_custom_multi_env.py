@@ -156,14 +156,21 @@ class LineGoalsMultiEnv(CellRendering, gym.Env):
 SIZE_FLAGS = {"num_cells": "custom_multi_env_num_cells", "episode_len": "custom_env_episode_len"}
 
 
+class CustomMultiEnv(LineGoalsMultiEnv):
+    """The two-agent line as an env factory builds it: sizes from the example's flags in ``cfg``; a config without
+    them (none, or one saved by a script that lacks these flags) keeps the env's defaults."""
+
+    def __init__(self, full_env_name: str, cfg: Config | None = None, render_mode: str | None = None) -> None:
+        sizes = {arg: getattr(cfg, flag) for arg, flag in SIZE_FLAGS.items() if hasattr(cfg, flag)}
+        super().__init__(**sizes, render_mode=render_mode)
+        self.full_env_name = full_env_name
+
+
 def make_custom_multi_env_func(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
-) -> LineGoalsMultiEnv:
-    """The ``make_env_func`` registered under ``my_custom_multi_env_v1``: sizes from the example's flags; a config
-    without them (none, or one saved by a script that lacks these flags) keeps the env's defaults."""
-    del full_env_name, env_config
-    sizes = {arg: getattr(cfg, flag) for arg, flag in SIZE_FLAGS.items() if hasattr(cfg, flag)}
-    return LineGoalsMultiEnv(**sizes, render_mode=render_mode)
+    full_env_name: str, cfg: Config | None = None, _env_config: AttrDict | None = None, render_mode: str | None = None
+) -> CustomMultiEnv:
+    """The ``make_env_func`` registered under ``my_custom_multi_env_v1`` (the per-env config is not needed here)."""
+    return CustomMultiEnv(full_env_name, cfg, render_mode=render_mode)
 
 
 def add_multi_env_args(parser: argparse.ArgumentParser) -> None:
@@ -172,6 +179,9 @@ def add_multi_env_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--custom_env_episode_len", type=int, default=30, help="Steps before an episode is truncated.")
     group.add_argument("--custom_multi_env_num_cells", type=int, default=7, help="Cells on the line (at least 3).")
 
+
+# Sample Factory 2's name for this example's flags
+add_extra_params_func = add_multi_env_args
 
 MULTI_ENV_FLAGS = FamilyFlags(
     add_multi_env_args, multi_env_override_defaults, train_script="sf_examples.train_custom_multi_env"

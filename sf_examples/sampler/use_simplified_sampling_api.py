@@ -19,6 +19,7 @@ import time
 from sample_factory.algo.sampling.sync_sampling_api import SyncSamplingAPI
 from sample_factory.algo.utils.rl_utils import samples_per_trajectory
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
 from sf_examples.gym.gym_utils import add_gym_env_args, gym_override_defaults
@@ -35,13 +36,15 @@ def parse_args(argv: list[str] | None = None) -> Config:
     return parse_full_cfg(parser, argv)
 
 
-def collect(cfg: Config) -> tuple[int, float]:
-    """Take trajectories until ``--sample_env_steps`` samples arrived; returns (samples, seconds since the first)."""
-    sampler = SyncSamplingAPI(cfg)
+def collect(cfg: Config, env_info: EnvInfo | None = None, sample_env_steps: int | None = None) -> tuple[int, float]:
+    """Take trajectories until ``sample_env_steps`` (default ``--sample_env_steps``) samples arrived; returns (samples,
+    seconds since the first). ``env_info`` saves the sampler creating an env to learn the spaces."""
+    target = cfg.sample_env_steps if sample_env_steps is None else sample_env_steps
+    sampler = SyncSamplingAPI(cfg, env_info)
     sampler.start()
     samples, first_at = 0, None
     try:
-        while samples < cfg.sample_env_steps:
+        while samples < target:
             trajectory = sampler.get_trajectories_sync()
             if trajectory is None:  # the sampler stopped by itself (a failure, Ctrl+C, --train_for_seconds)
                 break
@@ -56,15 +59,23 @@ def collect(cfg: Config) -> tuple[int, float]:
     return samples, time.monotonic() - first_at if first_at is not None else 0.0
 
 
-def main() -> StatusCode:
-    cfg = parse_args()
-    register_env_from_cfg(cfg)
-    samples, seconds = collect(cfg)
-    if samples < cfg.sample_env_steps:
-        print(f"Only {samples} of --sample_env_steps={cfg.sample_env_steps} samples arrived", file=sys.stderr)
+def generate_trajectories(cfg: Config, env_info: EnvInfo | None, sample_env_steps: int = 1_000_000) -> StatusCode:
+    """Collect ``sample_env_steps`` samples and print the sampling throughput; FAILURE if fewer arrived.
+
+    ``env_info`` may be None: the sampler then creates one env to learn the spaces.
+    """
+    samples, seconds = collect(cfg, env_info, sample_env_steps)
+    if samples < sample_env_steps:
+        print(f"Only {samples} of --sample_env_steps={sample_env_steps} samples arrived", file=sys.stderr)
         return ExperimentStatus.FAILURE
     print(f"Collected {samples} samples in {seconds:.2f} s: sampling throughput {samples / max(seconds, 1e-9):.1f} SPS")
     return ExperimentStatus.SUCCESS
+
+
+def main() -> StatusCode:
+    cfg = parse_args()
+    register_env_from_cfg(cfg)
+    return generate_trajectories(cfg, None, cfg.sample_env_steps)
 
 
 if __name__ == "__main__":
