@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # bottom to top; the most specific prefix of a module decides its room
 ROOMS = [
-    "sample_factory.utils",
     "sample_factory.compat",  # reaches into other libraries' private state, each behind a version check
+    "sample_factory.utils",
     "sample_factory.messaging",
     "sample_factory.envs",
     "sample_factory.cfg",

@@ -10,9 +10,13 @@ what each buys, is in docs/architecture.md.
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import os
 
 DISABLE_ENV = "SF_DISABLE_FAST_PATHS"
+# the package's logger ("sf", configured by sample_factory.utils.logging_setup); compat sits below utils in the
+# import graph, so it names the logger rather than importing it
+log = logging.getLogger("sf")
 
 
 def all_disabled() -> bool:

@@ -31,8 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sample_factory.compat import DISABLE_ENV, all_disabled, distribution_version
-from sample_factory.utils.logging_setup import log
+from sample_factory.compat import DISABLE_ENV, all_disabled, distribution_version, log
 
 VERIFIED_FASTER_FIFO = ("1.4.5", "1.4.6", "1.4.7", "1.5.0", "1.5.1", "1.5.2")
 

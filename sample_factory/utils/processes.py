@@ -4,7 +4,6 @@ stop by themselves; leaving a finished command quickly."""
 
 from __future__ import annotations
 
-import atexit
 import os
 import signal
 import sys
@@ -13,6 +12,8 @@ from collections.abc import Iterable
 from typing import Any, NoReturn, Protocol
 
 import psutil
+
+from sample_factory.compat.python_internals import exit_handlers_runnable, run_exit_handlers
 
 
 def pins_rollout_workers(cfg: Any) -> bool:
@@ -119,8 +120,10 @@ def exit_process(status: int | None) -> NoReturn:
     others = [t for t in threading.enumerate() if t is not threading.main_thread()]  # the running ones
     if not isinstance(code, int) or any(not t.daemon for t in others):
         sys.exit(status)
+    if not exit_handlers_runnable():  # an unverified interpreter: the public exit, teardown included
+        sys.exit(status)
     try:
-        atexit._run_exitfuncs()
+        run_exit_handlers()
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from sample_factory.compat.glibc_internals import reuse_freed_memory_for_large_tensors  # noqa: F401 (re-export)
 from sample_factory.utils.typing import Config
 
 
@@ -38,40 +39,6 @@ def init_torch_runtime(cfg: Config | None, max_num_threads: int | None = 1) -> N
     del cfg
     if max_num_threads is not None:
         torch.set_num_threads(max_num_threads)
-
-
-# glibc mallopt() parameters (malloc.h)
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_MAX = -4
-HEAP_TRIM_THRESHOLD_BYTES = 1 << 30
-
-
-def reuse_freed_memory_for_large_tensors() -> bool:
-    """Make glibc serve large CPU tensors from the heap instead of fresh ``mmap`` pages; True if applied.
-
-    glibc hands out blocks over 32 MB (a batch of 512 Doom frames as float32 is 57 MB, the first convolution's
-    activations 35 MB) with ``mmap`` and returns them to the kernel on free, so every training step page-faults
-    the same memory in again: measured 20 ms for a 57 MB ``x / 255`` against 2.6 ms from reused heap memory.
-    With mmap disabled and a high trim threshold, freed blocks stay in the process and the next step reuses
-    them. Called by the learner, whose batch tensors are the large ones, and by the inference worker: a pass over
-    8 Doom frames allocates about 1 MB of normalised observations and activations, which glibc's default trimming
-    gave back and faulted in again at every pass (445 page faults and 1.1 ms of CPU per pass of the doom_basic
-    model, 0.08 with this). Rollout workers and the runner keep glibc's defaults. A no-op (False) where the C library
-    is not glibc.
-    """
-    import ctypes
-    import ctypes.util
-    import platform
-
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        ok_mmap = libc.mallopt(_M_MMAP_MAX, 0) == 1
-        ok_trim = libc.mallopt(_M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD_BYTES) == 1
-    except (OSError, AttributeError):
-        return False
-    return ok_mmap and ok_trim
 
 
 def seed_torch(cfg: Config | None, process_offset: int) -> None:

@@ -9,7 +9,6 @@ a restart or a failure can name it.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import os
 import signal
@@ -21,6 +20,7 @@ from sample_factory.algo.runners.components import LoopSpec, SharedState, compon
 from sample_factory.algo.utils.cpu_sharing import LEARNER_NICENESS, learner_yields_cpu
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.cfg.validation import ConfigError
+from sample_factory.compat.python_internals import run_exit_handlers
 from sample_factory.messaging.event_loop import EventLoop, Router
 from sample_factory.messaging.orphan_guard import OrphanGuard
 from sample_factory.utils.gpu_utils import gpus_for_process, set_global_cuda_envvars, set_gpus_for_process
@@ -159,7 +159,7 @@ def child_main(spec: LoopSpec, router: Router, shared: SharedState, sf_context, 
         guard.stop()
         # a worker forked from the fork server ends with os._exit, which skips atexit: run the handlers user code
         # (an env, a simulator wrapper) registered, as a spawned worker's normal exit would (they run once)
-        atexit._run_exitfuncs()
+        run_exit_handlers()
 
 
 def _tell_runner_last_words(router: Router, loop_name: str, tb: str) -> None:
