@@ -7,10 +7,15 @@ a NaN reward a NaN loss thousands of steps later. The env runner checks each env
 checking only then keeps the per-step cost at one attribute test. Non-finite rewards and float observations can
 appear at any time (a physics blow-up), so those are checked once per rollout on the whole trajectory
 (:func:`non_finite_problem`).
+
+Two things are not errors, as in Sample Factory 2: an observation array of another numeric dtype than its space's
+is cast as it is copied into the trajectory buffers (one warning per env and key in each process), and an env (or
+outermost wrapper) whose ``reset`` takes no ``seed`` is reset without one (:func:`reset_env`).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +24,7 @@ from gymnasium import spaces
 
 from sample_factory.envs.contract_errors import EnvContractError
 from sample_factory.envs.spaces.layout import obs_space_dict
+from sample_factory.utils.logging_setup import log
 
 # steps of each (new) env whose return values are checked in full
 CHECKED_STEPS = 2
@@ -139,14 +145,34 @@ class EnvContract:
             shape = "no array" if array is None else f"shape {array.shape} dtype {array.dtype}"
             raise self._fail(call, f"returned {label}{agent} with {shape}",
                              f"its space {space} needs shape {space.shape} dtype {space.dtype}")  # fmt: skip
-        if space.dtype is not None and not np.can_cast(array.dtype, space.dtype, "same_kind"):
-            raise self._fail(call, f"returned {label}{agent} of dtype {array.dtype}",
-                             f"its space {space} has dtype {space.dtype}, which cannot hold those values: "
-                             f"return {space.dtype} or declare the space with dtype={array.dtype}")  # fmt: skip
+        if space.dtype is not None and array.dtype != space.dtype:
+            if array.dtype.kind not in _NUMERIC_KINDS or np.dtype(space.dtype).kind not in _NUMERIC_KINDS:
+                raise self._fail(call, f"returned {label}{agent} of dtype {array.dtype}",
+                                 f"its space {space} has dtype {space.dtype}, which cannot hold those values: "
+                                 f"return {space.dtype} or declare the space with dtype={array.dtype}")  # fmt: skip
+            self._warn_cast(call, key, label, array.dtype, space)
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             raise self._fail(call, f"returned {label}{agent} with non-finite values ({_first_bad(array)})",
                              "observations must be finite (NaN/inf poison the observation normaliser): "
                              "fix the simulation or clip/np.nan_to_num them in a wrapper")  # fmt: skip
+
+    def _warn_cast(self, call: str, key: str, label: str, dtype: np.dtype, space: spaces.Space) -> None:
+        """Numbers of another dtype are cast into the buffers as they are copied there (as Sample Factory 2 does);
+        said once per env and key in each process."""
+        if (self.env_name, key) in _warned_casts:
+            return
+        _warned_casts.add((self.env_name, key))
+        log.warning(
+            "env %r: %s returned %s of dtype %s, but its space has dtype %s: the values are cast to %s as they are "
+            "copied into the trajectory buffers. Return %s, or declare the space with dtype=%s, to keep them as they "
+            "are",
+            self.env_name, call, label, dtype, space.dtype, space.dtype, space.dtype, dtype,
+        )  # fmt: skip
+
+
+# observation dtypes cast into a buffer of another numeric dtype (bool, signed and unsigned ints, floats)
+_NUMERIC_KINDS = "biuf"
+_warned_casts: set[tuple[str, str]] = set()  # (env name, observation key) already warned about in this process
 
 
 def _is_bool(value: Any) -> bool:
@@ -228,3 +254,54 @@ class RolloutFiniteCheck:
             "simulation, or clip them / np.nan_to_num them in an env wrapper; recreating the env cannot help, so "
             "the run stops"
         )
+
+
+_seed_taken: dict[object, bool] = {}  # the function of an env's reset -> whether it takes a seed
+
+
+def reset_takes_seed(env: Any) -> bool:
+    """Whether ``env.reset`` takes a ``seed`` keyword (a ``seed`` parameter or ``**kwargs``); looked up once per
+    reset function. Gymnasium's envs do; a project's wrapper written as ``def reset(self):`` does not."""
+    reset = env.reset
+    function = getattr(reset, "__func__", reset)
+    try:
+        return _seed_taken[function]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameters = inspect.signature(reset).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature (a C extension): assume Gymnasium's
+        takes = True
+    else:
+        takes = any(
+            p.kind == inspect.Parameter.VAR_KEYWORD
+            or (p.name == "seed" and p.kind != inspect.Parameter.POSITIONAL_ONLY)
+            for p in parameters
+        )
+    try:
+        _seed_taken[function] = takes
+    except TypeError:  # unhashable callable: looked up again next time
+        pass
+    return takes
+
+
+_warned_seedless: set[str] = set()  # env types whose unseeded resets were reported in this process
+
+
+def reset_env(env: Any, seed: int | None = None, **kwargs: Any) -> Any:
+    """``env.reset(seed=seed, **kwargs)``, or ``env.reset(**kwargs)`` when its ``reset`` takes no seed.
+
+    Sample Factory 2 resets envs without a seed in places where this package passes ``--seed``; envs and wrappers
+    written for it may define ``reset(self)``, also below a wrapper whose ``reset(**kwargs)`` passes the seed on
+    (the ``TypeError`` naming ``seed`` then says so). Such an env keeps its own randomness (said once per env type).
+    """
+    if reset_takes_seed(env):
+        try:
+            return env.reset(seed=seed, **kwargs)
+        except TypeError as exc:
+            if "unexpected keyword argument 'seed'" not in str(exc):
+                raise
+    if seed is not None and type(env).__qualname__ not in _warned_seedless:
+        _warned_seedless.add(type(env).__qualname__)
+        log.info("%s.reset() takes no seed: it is reset without one (--seed does not seed it)", type(env).__qualname__)
+    return env.reset(**kwargs)

@@ -26,7 +26,7 @@ import torch
 from sample_factory.algo.utils.shared_buffers import numpy_views
 from sample_factory.envs.action_conversion import make_action_converter
 from sample_factory.envs.contract_errors import EnvContractError
-from sample_factory.envs.env_contract import CHECKED_STEPS, EnvContract
+from sample_factory.envs.env_contract import CHECKED_STEPS, EnvContract, reset_env
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.make_env import BatchedVecEnv
 from sample_factory.envs.spaces.layout import obs_space_dict
@@ -208,14 +208,14 @@ class NonBatchedEnvRunner:
         later: a flaky simulator may fail at start-up as well."""
         for env_idx, env in enumerate(self.envs):
             try:
-                obs, infos = self.contract.reset_result(env.reset(seed=seeds[env_idx]))
+                obs, infos = self.contract.reset_result(reset_env(env, seeds[env_idx]))
             except EnvContractError:
                 raise
             except Exception:
                 if self.recovery is None:
                     raise
                 obs = self.recovery.replace(
-                    self.envs, env_idx, lambda e, s=seeds[env_idx]: self.contract.reset_result(e.reset(seed=s))[0]
+                    self.envs, env_idx, lambda e, s=seeds[env_idx]: self.contract.reset_result(reset_env(e, s))[0]
                 )
             for agent in range(self.num_agents):
                 actor = env_idx * self.num_agents + agent

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from sample_factory.algo.sampling.env_runner import make_action_converter
 from sample_factory.envs.create_env import create_env
+from sample_factory.envs.env_contract import reset_env
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.model.action_distributions import actions_in_buffer_layout, argmax_actions
 from sample_factory.model.actor_critic import ActorCritic
@@ -209,7 +210,7 @@ class SingleAgentEnv:
         self.env = env
 
     def reset(self, seed: int | None = None) -> list:
-        return [self.env.reset(seed=seed)[0]]
+        return [reset_env(self.env, seed)[0]]
 
     def step(self, actions: list) -> tuple[list, list, list, list]:
         obs, reward, terminated, truncated, info = self.env.step(actions[0])
@@ -229,7 +230,7 @@ class MultiAgentEnv:
         self.num_agents = num_agents
 
     def reset(self, seed: int | None = None) -> list:
-        return split_agents(self.env.reset(seed=seed)[0], self.num_agents)
+        return split_agents(reset_env(self.env, seed)[0], self.num_agents)
 
     def step(self, actions: list) -> tuple[list, list, list, list]:
         obs, rewards, terminated, truncated, infos = self.env.step(actions)
