@@ -22,6 +22,7 @@ extras = {
     "mujoco": ["mujoco>=3.1", "gymnasium[mujoco]>=1.0", "opencv-python-headless>=4.8"],
     # ale-py >= 0.9 ships the game ROMs; OpenCV resizes frames to 84x84 and writes MP4s
     "atari": ["ale-py>=0.9", "opencv-python-headless>=4.8"],
+    "nethack": ["nle>=1.3"],  # the NetHack Learning Environment; NLE pins gymnasium (1.3.0: gymnasium==1.2.0)
     # PettingZoo's butterfly envs (pygame, pymunk: plain wheels); OpenCV resizes their image observations
     "pettingzoo": ["pettingzoo[butterfly]>=1.25", "opencv-python-headless>=4.8"],
     # natively batched Atari/MuJoCo simulators (wheels for Linux and macOS, Python >= 3.11)
