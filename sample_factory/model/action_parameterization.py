@@ -56,7 +56,7 @@ class ActionParameterizationDefault(ActionParameterizationBase):
         return action_logits, self._distribution(action_logits, action_mask)
 
 
-class ActionsParameterizationContinuousNonAdaptiveStddev(ActionParameterizationBase):
+class ActionParameterizationContinuousNonAdaptiveStddev(ActionParameterizationBase):
     """Gaussian head whose log-stds are one learned vector shared by all states (``--adaptive_stddev=False``).
 
     The vector starts at ``log(--initial_stddev)``: a state-independent std is harder to collapse prematurely, and
@@ -78,6 +78,12 @@ class ActionsParameterizationContinuousNonAdaptiveStddev(ActionParameterizationB
         return action_logits, self._distribution(action_logits, action_mask)
 
 
+# ``ActionsParameterization``: Sample Factory 2's name of the base class of every head; the other spelling of the
+# non-adaptive head stays importable for code that uses it
+ActionsParameterization = ActionParameterizationBase
+ActionsParameterizationContinuousNonAdaptiveStddev = ActionParameterizationContinuousNonAdaptiveStddev
+
+
 def make_action_parameterization(
     cfg: Config, core_out_size: int, action_space: ActionSpace
 ) -> ActionParameterizationBase | ActionParameterizationAutoregressive:
@@ -86,5 +92,5 @@ def make_action_parameterization(
     if cfg.action_head == "autoregressive":
         return ActionParameterizationAutoregressive(cfg, core_out_size, action_space)
     if isinstance(action_space, gym.spaces.Box) and not cfg.adaptive_stddev:
-        return ActionsParameterizationContinuousNonAdaptiveStddev(cfg, core_out_size, action_space)
+        return ActionParameterizationContinuousNonAdaptiveStddev(cfg, core_out_size, action_space)
     return ActionParameterizationDefault(cfg, core_out_size, action_space)

@@ -12,6 +12,7 @@ distribution (``[B]`` int64 for Discrete, ``[B, d]`` for Box, ``[B, num_actions]
 
 from __future__ import annotations
 
+import gymnasium as gym
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
@@ -40,6 +41,17 @@ from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import ActionSpace, Config, ObsSpace
 
 ObsDict = dict[str, Tensor]
+
+
+def obs_space_without_action_mask(obs_space: ObsSpace) -> ObsSpace:
+    """``obs_space`` without its ``"action_mask"`` key: the part of the observation an encoder should see.
+
+    The action mask only restricts the action distribution; an encoder built over it would learn from it as if it
+    were an observation. A space without that key (a Box, or a Dict without it) is returned as it is.
+    """
+    if isinstance(obs_space, gym.spaces.Dict) and ACTION_MASK_KEY in obs_space.spaces:
+        return gym.spaces.Dict({key: space for key, space in obs_space.spaces.items() if key != ACTION_MASK_KEY})
+    return obs_space
 
 
 def policy_output_shapes(num_actions: int, num_action_distribution_parameters: int) -> list[tuple[str, list[int]]]:

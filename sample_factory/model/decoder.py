@@ -27,6 +27,6 @@ class MlpDecoder(Decoder):
         return self.decoder_out_size
 
 
-def default_make_decoder_func(cfg: Config, decoder_input_size: int) -> Decoder:
-    """The library's decoder: ``MlpDecoder``."""
-    return MlpDecoder(cfg, decoder_input_size)
+def default_make_decoder_func(cfg: Config, core_input_size: int) -> Decoder:
+    """The library's decoder: ``MlpDecoder`` over the core's output of width ``core_input_size``."""
+    return MlpDecoder(cfg, core_input_size)

@@ -57,6 +57,18 @@ def create_mlp(layer_sizes: list[int], input_size: int, activation: nn.Module) -
     return nn.Sequential(*layers)
 
 
+def fc_layer(in_features: int, out_features: int, bias: bool = True, spec_norm: bool = False) -> nn.Module:
+    """A linear layer; with ``spec_norm`` its weight is divided by its largest singular value on every forward.
+
+    Spectral normalisation (Miyato et al., 2018) bounds the layer's Lipschitz constant, which some users apply to
+    value heads or discriminators to keep their outputs from exploding.
+    """
+    layer = nn.Linear(in_features, out_features, bias=bias)
+    if spec_norm:
+        return torch.nn.utils.parametrizations.spectral_norm(layer)
+    return layer
+
+
 def mlp_out_size(layer_sizes: list[int], input_size: int) -> int:
     """Width of the output of ``create_mlp(layer_sizes, input_size, ...)``."""
     return layer_sizes[-1] if layer_sizes else input_size

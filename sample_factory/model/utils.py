@@ -13,20 +13,20 @@ from torch import nn
 from sample_factory.model.model_utils import init_layer_weights
 
 
-def orthogonal_init(layer: nn.Module, gain: float = 1.0) -> None:
+def orthogonal_init(module: nn.Module, gain: float = 1.0) -> None:
     """Orthogonal weights scaled by ``gain`` (Saxe et al. 2014), zero biases; other layer types are left alone.
 
     Orthogonal matrices preserve the norm of activations and gradients through linear layers, which is why it is the
     default for RL policies (``--policy_initialization=orthogonal``).
     """
-    init_layer_weights(layer, lambda weight: nn.init.orthogonal_(weight, gain=gain))
+    init_layer_weights(module, lambda weight: nn.init.orthogonal_(weight, gain=gain))
 
 
-def he_normal_init(layer: nn.Module) -> None:
+def he_normal_init(module: nn.Module) -> None:
     """He (Kaiming) normal weights, std ``sqrt(2 / fan_in)`` (He et al. 2015), zero biases; others left alone.
 
     Keeps the activation variance constant through ReLU layers; the usual choice for deep ReLU conv encoders.
-    Sample Factory 2's documentation does not give this function's parameters: like the other initialisers here it
-    takes the layer only, and assumes ReLU-family activations.
+    Like the other initialisers here it takes the one layer ``module.apply`` passes, and assumes ReLU-family
+    activations.
     """
-    init_layer_weights(layer, lambda weight: nn.init.kaiming_normal_(weight, mode="fan_in", nonlinearity="relu"))
+    init_layer_weights(module, lambda weight: nn.init.kaiming_normal_(weight, mode="fan_in", nonlinearity="relu"))
