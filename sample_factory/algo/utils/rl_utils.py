@@ -19,11 +19,15 @@ took about 40 % of the learner's batch preparation: 2.18 -> 1.33 ms per batch wi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
 
+from sample_factory.envs.env_info import EnvInfo
 from sample_factory.utils.tensor_dict import TensorDict
+from sample_factory.utils.typing import Config
 
 
 def _as_float(x: Tensor, like: Tensor) -> Tensor:
@@ -57,11 +61,29 @@ def calculate_discounted_sum_torch(
     return backward_linear_recurrence(x.T, factors.T, last).T
 
 
+def _one_of(name: str, value: float | None, alias: str, alias_value: float | None) -> float:
+    """The value given under Sample Factory 2's parameter name or under its spelled-out alias (exactly one)."""
+    if (value is None) == (alias_value is None):
+        raise TypeError(f"gae_advantages: give exactly one of {name} (positional) and {alias}= (keyword)")
+    return float(value if value is not None else alias_value)
+
+
 @torch.no_grad()
 def gae_advantages(
-    rewards: Tensor, dones: Tensor, values: Tensor, valids: Tensor, gamma: float, gae_lambda: float
+    rewards: Tensor,
+    dones: Tensor,
+    values: Tensor,
+    valids: Tensor,
+    γ: float | None = None,  # Sample Factory 2's parameter names: the discount
+    λ: float | None = None,  # and the GAE lambda
+    *,
+    gamma: float | None = None,
+    gae_lambda: float | None = None,
 ) -> Tensor:
     """Generalized Advantage Estimation over env-major trajectories.
+
+    The discount and lambda are the fifth and sixth arguments (Sample Factory 2 names them ``γ`` and ``λ``), or
+    the keywords ``gamma=`` and ``gae_lambda=``.
 
     For a valid step t with successor s (the next valid step, or the bootstrap column T):
 
@@ -83,6 +105,8 @@ def gae_advantages(
     Returns:
         [E, T] advantages; zero on invalid steps. Value targets are ``advantages + values[:, :-1]``.
     """
+    gamma = _one_of("γ", γ, "gamma", gamma)
+    gae_lambda = _one_of("λ", λ, "gae_lambda", gae_lambda)
     not_dones = 1.0 - _as_float(dones, rewards)  # [E, T]
     valid = valids.bool()  # [E, T+1]
     step_valid = valid[:, :-1]  # [E, T]
@@ -240,3 +264,48 @@ def samples_per_trajectory(trajectory: TensorDict) -> int:
             "pass what the sampler returned (e.g. SyncSamplingAPI.get_trajectories_sync())"
         )
     return int(trajectory["rewards"].numel())
+
+
+# ---- counts of envs, agents and trajectories a run's flags imply ------------------------------------------------
+
+
+def total_num_envs(cfg: Config) -> int:
+    """Envs of the whole run: ``--num_workers`` x ``--num_envs_per_worker``."""
+    return cfg.num_workers * cfg.num_envs_per_worker
+
+
+def total_num_agents(cfg: Config, env_info: EnvInfo) -> int:
+    """Actors of the whole run (one per agent of every env): each has its own trajectory slot."""
+    return total_num_envs(cfg) * env_info.num_agents
+
+
+def num_agents_per_worker(cfg: Config, env_info: EnvInfo) -> int:
+    """Actors one rollout worker steps: ``--num_envs_per_worker`` x agents per env."""
+    return cfg.num_envs_per_worker * env_info.num_agents
+
+
+def trajectories_per_minibatch(cfg: Config) -> int:
+    """Whole trajectories (of ``--rollout`` steps) in one minibatch of ``--batch_size`` samples."""
+    return cfg.batch_size // cfg.rollout
+
+
+def trajectories_per_training_iteration(cfg: Config) -> int:
+    """Trajectories one training iteration consumes: ``--num_batches_per_epoch`` minibatches' worth."""
+    return cfg.num_batches_per_epoch * trajectories_per_minibatch(cfg)
+
+
+def prepare_and_normalize_obs(model: torch.nn.Module, obs: dict[str, Any] | Tensor | np.ndarray) -> dict[str, Tensor]:
+    """Observations straight from an env (arrays or tensors, one dict or a bare array) made ready for ``model``:
+    each key moved to the device and converted to the dtype the model asks for
+    (``device_for_input_tensor`` / ``type_for_input_tensor``), then normalised with ``model.normalize_obs``.
+
+    What a script stepping an env by hand does before ``model.forward`` (evaluation, enjoy-like loops). The
+    caller's arrays are not modified.
+    """
+    if not isinstance(obs, dict):
+        obs = {"obs": obs}
+    prepared = {}
+    for key, value in obs.items():
+        tensor = value if isinstance(value, Tensor) else torch.as_tensor(np.asarray(value))
+        prepared[key] = tensor.to(model.device_for_input_tensor(key)).to(model.type_for_input_tensor(key))
+    return model.normalize_obs(prepared)

@@ -21,6 +21,10 @@ never contend for one queue.
 
 A policy's published weights (``PolicyWeights``) have their own module, ``policy_weights``; the name is also
 importable from here, where it was first defined.
+
+Sample Factory 2's allocation helpers are here too (``init_tensor``, ``alloc_trajectory_tensors``,
+``alloc_policy_output_tensors``, ``BufferMgr``); ``alloc_trajectory_tensors`` is what the run's own slots are
+allocated with, so its layout is the one above.
 """
 
 from __future__ import annotations
@@ -34,35 +38,42 @@ from torch import Tensor
 
 from sample_factory.algo.utils.policy_spaces import PolicySpaces
 from sample_factory.algo.utils.policy_weights import PolicyWeights
+from sample_factory.algo.utils.rl_utils import total_num_agents, trajectories_per_training_iteration
+from sample_factory.algo.utils.torch_utils import to_torch_dtype
 from sample_factory.algo.utils.wiring import rollout_worker_name
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.envs.spaces.layout import obs_space_dict
 from sample_factory.model.action_distributions import (
     buffer_actions,
     calc_num_action_parameters,
+    calc_num_actions,
     get_action_distribution,
 )
 from sample_factory.model.model_utils import get_rnn_size
+from sample_factory.utils.gpu_utils import policy_device
 from sample_factory.utils.tensor_dict import TensorDict
 from sample_factory.utils.typing import Config
 
 __all__ = [
+    "BufferMgr",
     "PolicyWeights",
     "SlotOwners",
     "TrajectoryBuffers",
+    "action_info",
     "action_template",
+    "alloc_policy_output_tensors",
+    "alloc_trajectory_tensors",
     "allocate_trajectories",
     "allocate_trajectory_buffers",
+    "init_tensor",
     "make_slot_owners",
     "num_actors_total",
     "num_trajectory_slots",
     "numpy_views",
+    "policy_device",
+    "policy_output_shapes",
     "trajectories_per_batch",
 ]
-
-
-def _torch_dtype(np_dtype) -> torch.dtype:
-    return torch.from_numpy(np.zeros(1, dtype=np_dtype)).dtype
 
 
 def action_template(action_space, distribution_name: str | None = None) -> Tensor:
@@ -74,12 +85,13 @@ def action_template(action_space, distribution_name: str | None = None) -> Tenso
 
 
 def num_actors_total(cfg: Config, env_info: EnvInfo) -> int:
-    return cfg.num_workers * cfg.num_envs_per_worker * env_info.num_agents
+    """Actors of the whole run (``rl_utils.total_num_agents``)."""
+    return total_num_agents(cfg, env_info)
 
 
 def trajectories_per_batch(cfg: Config) -> int:
     """How many trajectory slots make one training batch of ``batch_size * num_batches_per_epoch`` samples."""
-    return (cfg.batch_size * cfg.num_batches_per_epoch) // cfg.rollout
+    return trajectories_per_training_iteration(cfg)
 
 
 def num_trajectory_slots(cfg: Config, env_info: EnvInfo) -> int:
@@ -107,26 +119,105 @@ def num_trajectory_slots(cfg: Config, env_info: EnvInfo) -> int:
 
 
 def allocate_trajectories(cfg: Config, env_info: EnvInfo, num_slots: int, share: bool = True) -> TensorDict:
-    T = cfg.rollout
-    obs = TensorDict()
-    for key, space in obs_space_dict(env_info.obs_space).items():
-        obs[key] = torch.zeros((num_slots, T + 1, *space.shape), dtype=_torch_dtype(space.dtype))
-    act = action_template(env_info.action_space, cfg.action_distribution)
-    num_action_parameters = calc_num_action_parameters(env_info.action_space, cfg.action_distribution)
+    """``num_slots`` trajectory slots of ``--rollout`` steps for this env and these flags, in host memory."""
+    return alloc_trajectory_tensors(
+        env_info, num_slots, cfg.rollout, get_rnn_size(cfg), "cpu", share, distribution_name=cfg.action_distribution
+    )
+
+
+def init_tensor(
+    leading_dimensions: int | Sequence[int],
+    tensor_type: torch.dtype | np.dtype | type,
+    tensor_shape: Sequence[int],
+    device: torch.device | str = "cpu",
+    share: bool = False,
+) -> Tensor:
+    """A zeroed tensor ``[*leading_dimensions, *tensor_shape]`` of ``tensor_type`` (a torch or numpy dtype) on
+    ``device``, moved to shared memory when ``share`` (so processes started later see the same storage).
+
+    Zero-sized entries of ``tensor_shape`` are dropped, so the shape ``(0,)`` of a scalar spec adds no dimension.
+    """
+    leading = [leading_dimensions] if isinstance(leading_dimensions, int) else list(leading_dimensions)
+    dtype = tensor_type if isinstance(tensor_type, torch.dtype) else to_torch_dtype(tensor_type)
+    tensor = torch.zeros([*leading, *(size for size in tensor_shape if size)], dtype=dtype, device=device)
+    return tensor.share_memory_() if share else tensor
+
+
+def alloc_trajectory_tensors(
+    env_info: EnvInfo,
+    num_traj: int,
+    rollout: int,
+    rnn_size: int,
+    device: torch.device | str = "cpu",
+    share: bool = True,
+    distribution_name: str | None = None,
+) -> TensorDict:
+    """``num_traj`` trajectories of ``rollout`` steps in the layout of the module docstring.
+
+    ``distribution_name`` is a distribution registered by name (``--action_distribution``), which may store actions
+    in its own shape; None for the env's own action space.
+    """
+    T = rollout
+
+    def zeros(tail: Sequence[int], dtype: torch.dtype = torch.float32) -> Tensor:
+        return torch.zeros((num_traj, *tail), dtype=dtype, device=device)  # every dimension kept, zero-sized too
+
+    obs_spaces = obs_space_dict(env_info.obs_space)
+    obs = TensorDict({key: zeros((T + 1, *s.shape), to_torch_dtype(s.dtype)) for key, s in obs_spaces.items()})
+    act = action_template(env_info.action_space, distribution_name)
     traj = TensorDict(
         obs=obs,
-        rnn_states=torch.zeros(num_slots, T + 1, get_rnn_size(cfg)),
-        actions=torch.zeros((num_slots, T, *act.shape[1:]), dtype=act.dtype),
-        log_prob_actions=torch.zeros(num_slots, T),
-        action_logits=torch.zeros(num_slots, T, num_action_parameters),
-        values=torch.zeros(num_slots, T),
-        policy_version=torch.zeros(num_slots, T, dtype=torch.int64),
-        rewards=torch.zeros(num_slots, T),
-        dones=torch.zeros(num_slots, T),
-        time_outs=torch.zeros(num_slots, T),
-        valids=torch.zeros(num_slots, T, dtype=torch.bool),
+        rnn_states=zeros((T + 1, rnn_size)),
+        actions=zeros((T, *act.shape[1:]), act.dtype),
+        log_prob_actions=zeros((T,)),
+        action_logits=zeros((T, calc_num_action_parameters(env_info.action_space, distribution_name))),
+        values=zeros((T,)),
+        policy_version=zeros((T,), torch.int64),
+        rewards=zeros((T,)),
+        dones=zeros((T,)),
+        time_outs=zeros((T,)),
+        valids=zeros((T,), torch.bool),
     )
     return traj.share_memory_() if share else traj
+
+
+def action_info(env_info: EnvInfo) -> tuple[int, int]:
+    """``(num_actions, num_action_distribution_parameters)``: the width of a stored action row and of the policy
+    head's raw output for the env's action space."""
+    return calc_num_actions(env_info.action_space), calc_num_action_parameters(env_info.action_space)
+
+
+def policy_output_shapes(num_actions: int, num_action_distribution_parameters: int) -> list[tuple[str, list[int]]]:
+    """What the policy gives per actor and step, as ``(name, per-actor shape)``; ``[]`` is a scalar.
+
+    The action row is ``[num_actions]`` here; the trajectory buffers keep a ``Discrete`` action as one number.
+    """
+    return [
+        ("actions", [num_actions]),
+        ("action_logits", [num_action_distribution_parameters]),
+        ("log_prob_actions", []),
+        ("values", []),
+        ("policy_version", []),
+    ]
+
+
+def alloc_policy_output_tensors(
+    cfg: Config, env_info: EnvInfo, rnn_size: int, device: torch.device | str = "cpu", share: bool = True
+) -> TensorDict:
+    """One step of policy outputs for every actor of the run, plus its next RNN state (``new_rnn_states``).
+
+    Leading dimensions ``[num_workers, worker_num_splits, actors per split]``: the actors a rollout worker steps in
+    one split side by side. ``actions`` have the dtype of a sampled action (int64 when every action is discrete),
+    ``policy_version`` int64, the rest float32.
+    """
+    actors_per_split = cfg.num_envs_per_worker // cfg.worker_num_splits * env_info.num_agents
+    leading = [cfg.num_workers, cfg.worker_num_splits, actors_per_split]
+    action_dtype = action_template(env_info.action_space, cfg.action_distribution).dtype
+    dtypes = {"actions": action_dtype, "policy_version": torch.int64}
+    outputs = [*policy_output_shapes(*action_info(env_info)), ("new_rnn_states", [rnn_size])]
+    return TensorDict(
+        {name: init_tensor(leading, dtypes.get(name, torch.float32), shape, device, share) for name, shape in outputs}
+    )
 
 
 class TrajectoryBuffers:
@@ -218,3 +309,30 @@ class SlotOwners:
 def make_slot_owners(cfg: Config, env_info: EnvInfo, num_slots: int) -> SlotOwners:
     """The slot ownership of a run with these flags and ``num_slots`` slots."""
     return SlotOwners(num_slots, cfg.num_workers, cfg.num_envs_per_worker * env_info.num_agents)
+
+
+class BufferMgr:
+    """The run's shared buffers for ``cfg`` and ``env_info``, allocated at construction (Sample Factory 2's name).
+
+    What the runner allocates at start-up, for scripts that drive the components themselves:
+
+    - ``traj_buffers``: every trajectory slot (:class:`TrajectoryBuffers`, one TensorDict per space group);
+      ``traj_tensors_torch`` maps the device they live on (host memory) to the slots of space group 0;
+    - ``slot_owners``: which rollout worker hands out which slot (in place of Sample Factory 2's free-slot queues);
+    - ``policy_output_tensors_torch``: the same device mapped to :func:`alloc_policy_output_tensors`;
+    - ``trajectories_per_batch`` and ``total_num_trajectories``.
+
+    Buffers are in shared memory unless ``--serial_mode``.
+    """
+
+    def __init__(self, cfg: Config, env_info: EnvInfo) -> None:
+        share = not cfg.serial_mode
+        spaces = PolicySpaces(cfg, env_info)
+        self.trajectories_per_batch = trajectories_per_batch(cfg)
+        self.total_num_trajectories = num_trajectory_slots(cfg, env_info)
+        self.traj_buffers = allocate_trajectory_buffers(cfg, spaces, self.total_num_trajectories, share)
+        self.slot_owners = make_slot_owners(cfg, env_info, self.total_num_trajectories)
+        host = torch.device("cpu")
+        self.traj_tensors_torch = {host: self.traj_buffers.by_group[0]}
+        rnn_size = get_rnn_size(cfg)
+        self.policy_output_tensors_torch = {host: alloc_policy_output_tensors(cfg, env_info, rnn_size, host, share)}
