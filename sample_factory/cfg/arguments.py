@@ -34,6 +34,7 @@ from sample_factory.cfg.config_io import (
     maybe_load_from_checkpoint,
 )
 from sample_factory.cfg.validation import effective_recurrence, verify_cfg
+from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
 __all__ = [
@@ -46,6 +47,8 @@ __all__ = [
     "cfg_dict",
     "cfg_str",
     "verify_cfg",
+    "postprocess_args",
+    "preprocess_cfg",
 ]
 
 
@@ -93,12 +96,37 @@ def parse_full_cfg(parser: argparse.ArgumentParser, argv: Sequence[str] | None =
     args = _argv_or_sys(argv)
     _enable_help(parser)
     cfg = parser.parse_args(args)
-    explicit = _explicit_args(parser, args, dests=vars(cfg))
-    _resolve_legacy_aliases(parser, cfg, explicit)
+    return postprocess_args(cfg, args, parser)
+
+
+def postprocess_args(
+    args: argparse.Namespace, argv: Sequence[str] | None, parser: argparse.ArgumentParser
+) -> argparse.Namespace:
+    """Finish a config that ``parser`` parsed from ``argv`` (None: ``sys.argv[1:]``); returns ``args``, updated.
+
+    Maps legacy flag names onto their new ones, resolves ``--recurrence=-1`` and records the command line:
+    ``args.cli_args`` (the flags given explicitly, dest -> value) and ``args.command_line``.
+    :func:`parse_full_cfg` calls it after its final parse; a script that parses with its own ``parser.parse_args``
+    calls it to get the same config.
+    """
+    argv = _argv_or_sys(argv)
+    explicit = _explicit_args(parser, argv, dests=vars(args))
+    _resolve_legacy_aliases(parser, args, explicit)
+    args.recurrence = effective_recurrence(args)
+    args.cli_args = explicit
+    args.command_line = shlex.join(argv)
+    return args
+
+
+def preprocess_cfg(cfg: Config, env_info: Any) -> bool:
+    """Make ``cfg`` ready for a run on the env that ``env_info`` describes; False if it cannot work with that env.
+
+    Resolves ``--recurrence=-1`` (a whole rollout with an RNN, 1 without) for configs that did not come through
+    :func:`parse_full_cfg`, then runs :func:`verify_cfg`, which logs each setting that does not fit the env with
+    its fix. The runners apply the same checks before any process starts and raise on a problem.
+    """
     cfg.recurrence = effective_recurrence(cfg)
-    cfg.cli_args = explicit
-    cfg.command_line = shlex.join(args)
-    return cfg
+    return verify_cfg(cfg, env_info)
 
 
 def _explicit_args(parser: argparse.ArgumentParser, args: list[str], dests: dict[str, Any]) -> dict[str, Any]:

@@ -91,8 +91,12 @@ add_default_env_args = _section_adder("default_env")
 add_wandb_args = _section_adder("wandb")
 add_pbt_args = _section_adder("pbt")
 add_evaluator_args = _section_adder("evaluator")
-# enjoy/eval scripts only (parse_sf_args(evaluation=True))
-add_eval_args = _section_adder("eval")
+_add_eval_section = _section_adder("eval")
+
+
+def add_eval_args(parser: ArgParser) -> None:
+    """Declare the enjoy/eval-only flags (the ``eval`` section of flags.tsv): ``parse_sf_args(evaluation=True)``."""
+    _add_eval_section(parser)
 
 
 def add_legacy_aliases(p: ArgParser) -> None:

@@ -28,7 +28,8 @@ def _declared(add) -> argparse.ArgumentParser:
 def test_the_function_of_a_section_declares_its_rows_in_one_titled_group(section: str) -> None:
     add = getattr(cfg, f"add_{section}_args")
     assert add.__name__ == f"add_{section}_args"
-    assert list(inspect.signature(add).parameters) == ["p"]
+    # Sample Factory 2's parameter names: ``parser`` for add_eval_args, ``p`` for the others
+    assert list(inspect.signature(add).parameters) == (["parser"] if section == "eval" else ["p"])
     groups = [group for group in _declared(add)._action_groups if group._group_actions]
     assert len(groups) == 1
     title, description = cfg.standard_flags().groups[section]
