@@ -46,11 +46,61 @@ def perturb_value(value: float, factor: float, bounds: tuple[float, float]) -> f
     return math.copysign(magnitude, value)
 
 
+def scale_horizon(decay: float, factor: float) -> float:
+    """The per-step decay whose horizon ``1 / (1 - decay)`` is ``factor`` times that of ``decay``."""
+    horizon = 1.0 / max(1.0 - decay, 1e-9)
+    return 1.0 - 1.0 / (horizon * factor)
+
+
 def perturb_gamma(gamma: float, factor: float) -> float:
     """Scale the horizon ``1 / (1 - gamma)`` by ``factor``; the result stays within ``GAMMA_BOUNDS``."""
-    horizon = 1.0 / max(1.0 - gamma, 1e-9)
-    new_gamma = 1.0 - 1.0 / (horizon * factor)
-    return min(max(new_gamma, GAMMA_BOUNDS[0]), GAMMA_BOUNDS[1])
+    return min(max(scale_horizon(gamma, factor), GAMMA_BOUNDS[0]), GAMMA_BOUNDS[1])
+
+
+# ---- single-value perturbations with Sample Factory 2's names and parameters (``random``'s generator by default)
+# V-trace's truncation levels bias the off-policy correction directly: they move in much smaller steps
+VTRACE_PERTURB_AMOUNT = 1.005
+# a perturbed batch size stays within this factor of --batch_size
+BATCH_SIZE_RANGE = 2.0
+
+
+def perturb_float(x: float, perturb_amount: float = 1.2, rng: random.Random | None = None) -> float:
+    """``x * perturb_amount`` or ``x / perturb_amount``, each with probability 1/2 (keeps the sign; 0 stays 0)."""
+    rng = rng or random
+    return x / perturb_amount if rng.random() < 0.5 else x * perturb_amount
+
+
+def perturb_vtrace(x: float, _cfg: Config, rng: random.Random | None = None) -> float:
+    """A V-trace truncation level (``--vtrace_rho``, ``--vtrace_c``) moved by a factor of ``VTRACE_PERTURB_AMOUNT``."""
+    return perturb_float(x, VTRACE_PERTURB_AMOUNT, rng)
+
+
+def perturb_exponential_decay(
+    x: float,
+    _cfg: Config,
+    perturb_amount_min: float = 1.01,
+    perturb_amount_max: float = 1.2,
+    rng: random.Random | None = None,
+) -> float:
+    """A per-step decay in [0, 1) (``gamma``, ``gae_lambda``) with its horizon ``1 / (1 - x)`` scaled by a factor
+    drawn from [``perturb_amount_min``, ``perturb_amount_max``] or by its inverse, each half of the time.
+
+    Scaling the horizon means the same change whether ``x`` is 0.9 or 0.999; the result stays in [0, 1).
+    """
+    rng = rng or random
+    amount = rng.uniform(perturb_amount_min, perturb_amount_max)
+    factor = amount if rng.random() < 0.5 else 1.0 / amount
+    return min(max(scale_horizon(x, factor), 0.0), 1.0 - 1e-9)
+
+
+def perturb_batch_size(x: int, cfg: Config, rng: random.Random | None = None) -> int:
+    """A batch size moved by ``perturb_float``, rounded to whole trajectories (a multiple of ``--rollout``, which
+    keeps it a multiple of ``--recurrence`` too) and kept within a factor ``BATCH_SIZE_RANGE`` of ``--batch_size``."""
+    rollout = cfg.rollout
+    new_value = perturb_float(float(x), rng=rng)
+    low = max(rollout, math.ceil(cfg.batch_size / BATCH_SIZE_RANGE / rollout) * rollout)
+    high = max(low, math.floor(cfg.batch_size * BATCH_SIZE_RANGE / rollout) * rollout)
+    return int(min(max(round(new_value / rollout) * rollout, low), high))
 
 
 @dataclass

@@ -44,6 +44,10 @@ from sample_factory.pbt.mutation import (
     flat_numbers,
     mutate_hyperparameters,
     mutate_reward_shaping,
+    perturb_batch_size,
+    perturb_exponential_decay,
+    perturb_float,
+    perturb_vtrace,
 )
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
@@ -55,6 +59,41 @@ if TYPE_CHECKING:
 MIN_EPISODES = 10
 BUILT_IN_OBJECTIVES = ("true_objective", "reward", "len")
 EVAL_OBJECTIVE_PREFIX = "eval/"  # the evaluator's results: ranked by the latest evaluation of each policy
+
+
+__all__ = [
+    "PopulationBasedTraining",
+    "load_model_signal",
+    "perturb_batch_size",
+    "perturb_exponential_decay",
+    "perturb_float",
+    "perturb_vtrace",
+    "policy_cfg_file",
+    "policy_reward_shaping_file",
+    "save_model_signal",
+    "update_cfg_signal",
+]
+
+
+def save_model_signal(policy_id: PolicyID) -> str:
+    """``"component.message"`` that asks the learner of ``policy_id`` to share its weights (the donor of a
+    replacement): it saves them and sends them to the recipient's learner."""
+    return f"{learner_name(policy_id)}.on_pbt_share_weights"
+
+
+def load_model_signal(policy_id: PolicyID) -> str:
+    """``"component.message"`` on which the learner of ``policy_id`` loads a donor's weights (sent by the donor)."""
+    return f"{learner_name(policy_id)}.on_pbt_take_weights"
+
+
+def update_cfg_signal(policy_id: PolicyID) -> str:
+    """``"component.message"`` that gives the learner of ``policy_id`` its mutated hyper-parameters."""
+    return f"{learner_name(policy_id)}.on_pbt_hyperparameters"
+
+
+def _send(runner: Runner, signal: str, *args: Any) -> None:
+    component, message = signal.rsplit(".", 1)
+    runner.component.send(component, message, *args)
 
 
 class PopulationBasedTraining(AlgoObserver):
@@ -226,7 +265,7 @@ class PopulationBasedTraining(AlgoObserver):
         self.objectives[policy_id].clear()  # its past episodes were played by the weights it no longer has
         self.replaced_at[policy_id] = runner.env_steps.get(policy_id, 0)
         self._set_values(policy_id, params, shaping)
-        runner.component.send(learner_name(donor), "on_pbt_share_weights", policy_id, params)
+        _send(runner, save_model_signal(donor), policy_id, params)
         self._send_reward_shaping(runner, policy_id)
 
     def _mutate(self, runner: Runner, policy_id: PolicyID) -> None:
@@ -235,7 +274,7 @@ class PopulationBasedTraining(AlgoObserver):
             return
         self.num_mutations += 1  # rounds that mutated a policy in place (not the perturbation of a replacement)
         self._set_values(policy_id, params, shaping)
-        runner.component.send(learner_name(policy_id), "on_pbt_hyperparameters", params)
+        _send(runner, update_cfg_signal(policy_id), params)
         self._send_reward_shaping(runner, policy_id)
 
     def _mutated_values(
