@@ -32,6 +32,7 @@ from sample_factory.model.encoder import (
 from sample_factory.model.model_factory import ModelFactory, global_model_factory
 from sample_factory.model.model_utils import ModelModule, initialize_weights
 from sample_factory.model.running_mean_std import (
+    ObsNormalizer,
     RunningMeanStdDictInPlace,
     RunningMeanStdInPlace,
     normalize_pixels_blockwise,
@@ -81,12 +82,13 @@ class ActorCritic(ModelModule):
         # keys that --obs_subtract_mean / --obs_scale apply to (CHW images)
         self._image_keys = frozenset(key for key, space in self.obs_space.spaces.items() if is_image_space(space))
         self.action_space = action_space
-        self.obs_normalizer: RunningMeanStdDictInPlace | None = None
+        # the normalisers' state dict keys and shapes are Sample Factory 2's (statistics of returns as a (1,) vector)
+        self.obs_normalizer: ObsNormalizer | None = None
         if cfg.normalize_input:
-            self.obs_normalizer = RunningMeanStdDictInPlace(self.obs_space, cfg.normalize_input_keys)
+            self.obs_normalizer = ObsNormalizer(self.obs_space, cfg.normalize_input_keys)
         self.returns_normalizer: RunningMeanStdInPlace | None = None
         if cfg.normalize_returns:
-            self.returns_normalizer = RunningMeanStdInPlace(())
+            self.returns_normalizer = RunningMeanStdInPlace((1,))
         self.last_action_distribution: ActionDistribution | None = None
 
     # ---- observations -------------------------------------------------------------------------------------------
@@ -149,7 +151,8 @@ class ActorCritic(ModelModule):
         normalizer = self.obs_normalizer
         if (
             normalizer is None
-            or type(normalizer) is not RunningMeanStdDictInPlace
+            or type(normalizer) is not ObsNormalizer
+            or type(normalizer.running_mean_std) is not RunningMeanStdDictInPlace
             or not normalizer.training
             or type(self)._preprocess_obs is not ActorCritic._preprocess_obs
             or torch.jit.is_scripting()

@@ -97,8 +97,22 @@ class _ConvMlpEncoder(Encoder):
         return self.out_size
 
 
-class ConvEncoder(_ConvMlpEncoder):
-    """Plain conv net chosen by ``--encoder_conv_architecture`` (convnet_simple, convnet_atari, convnet_impala)."""
+def rename_legacy_keys(state_dict: dict, prefix: str, renames: dict[str, str]) -> None:
+    """Rename, in place, the keys of an older state dict layout: ``prefix + old`` becomes ``prefix + new``.
+
+    For a module's ``_load_from_state_dict``, so that checkpoints written before a submodule was renamed or nested
+    still load. A rename is skipped when some key already has the new form (a checkpoint of the current layout).
+    """
+    for old, new in renames.items():
+        old_prefix, new_prefix = prefix + old, prefix + new
+        if any(key.startswith(new_prefix) for key in state_dict):
+            continue
+        for key in [key for key in state_dict if key.startswith(old_prefix)]:
+            state_dict[new_prefix + key[len(old_prefix) :]] = state_dict.pop(key)
+
+
+class _PlainConvNet(_ConvMlpEncoder):
+    """The conv head of one of ``_CONV_ARCHITECTURES`` and the MLP after it (``ConvEncoder.enc``)."""
 
     def __init__(self, cfg: Config, obs_space: gym.spaces.Box) -> None:
         super().__init__(cfg)
@@ -110,6 +124,30 @@ class ConvEncoder(_ConvMlpEncoder):
         self._build_mlp(cfg, obs_space.shape)
         keep_torch_init(self.conv_head)  # as Sample Factory 2's plain conv encoder: see keep_torch_init
         keep_torch_init(self.mlp_layers)
+
+
+class ConvEncoder(Encoder):
+    """Plain conv net chosen by ``--encoder_conv_architecture`` (convnet_simple, convnet_atari, convnet_impala).
+
+    The layers sit one level down, in ``enc``, so that the state dict has Sample Factory 2's keys
+    (``enc.conv_head.*``, ``enc.mlp_layers.*``) and checkpoints load in either library.
+    """
+
+    def __init__(self, cfg: Config, obs_space: gym.spaces.Box) -> None:
+        super().__init__(cfg)
+        self.enc = _PlainConvNet(cfg, obs_space)
+        self.conv_head_out_size = self.enc.conv_head_out_size
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return self.enc(obs)  # [B, out_size]
+
+    def get_out_size(self) -> int:
+        return self.enc.get_out_size()
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        # checkpoints written before the layers moved into ``enc``
+        rename_legacy_keys(state_dict, prefix, {"conv_head.": "enc.conv_head.", "mlp_layers.": "enc.mlp_layers."})
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
 class ResBlock(nn.Module):

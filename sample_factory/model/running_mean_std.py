@@ -16,6 +16,8 @@ only in eager mode.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import gymnasium as gym
 import torch
 from torch import Tensor, nn
@@ -63,8 +65,10 @@ def _merge_batch_moments(
 
     ``var`` is the sample variance of ``count`` samples, ``batch_var`` the population variance of ``batch_count``
     ones (Chan et al.'s pairwise update). One function for ``RunningMeanStdInPlace.update`` and
-    ``normalize_pixels_blockwise`` keeps the two paths bitwise equal.
+    ``normalize_pixels_blockwise`` keeps the two paths bitwise equal. ``count`` (one value, 0-dim or ``(1,)``) is
+    read as a scalar so that it broadcasts over statistics of any shape, scalar ones included.
     """
+    count = count.reshape([])
     total = count + batch_count
     delta = batch_mean - mean
     sum_sq = var * (count - 1.0).clamp(min=0.0) + batch_var * batch_count + delta.square() * count * batch_count / total
@@ -110,7 +114,8 @@ class RunningMeanStdInPlace(nn.Module):
         stats_shape = (self.input_shape[0],) + (1,) * (len(self.input_shape) - 1) if per_channel else self.input_shape
         self.register_buffer("running_mean", torch.zeros(stats_shape, dtype=torch.float64))
         self.register_buffer("running_var", torch.ones(stats_shape, dtype=torch.float64))
-        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        # a one-element vector, as Sample Factory 2 stores it, so checkpoints load in either library
+        self.register_buffer("count", torch.zeros(1, dtype=torch.float64))
         # (running_mean, running_var, (their versions, dtype)) of the cached (mean, std); see _mean_std()
         self._cached_key = None
         self._cached_mean_std = None
@@ -136,6 +141,16 @@ class RunningMeanStdInPlace(nn.Module):
                 batch_count,
             )
             self.count.copy_(total)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        """Also accepts the 0-dim statistics of older checkpoints (``count``, and the mean and variance of a
+        normaliser of ``input_shape=(1,)`` that was saved with ``()``): one value either way, reshaped to ``(1,)``."""
+        for name in ("running_mean", "running_var", "count"):
+            key, own = prefix + name, getattr(self, name)
+            stored = state_dict.get(key)
+            if isinstance(stored, Tensor) and stored.dim() == 0 and tuple(own.shape) == (1,):
+                state_dict[key] = stored.reshape(1)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     @torch.jit.unused
     def _mean_std(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
@@ -297,6 +312,53 @@ class RunningMeanStdDictInPlace(nn.Module):
             obs_dict[key] = normalizer(obs_dict[key])
         return obs_dict
 
+    # the per-key normalisers, read like the dict they are kept in
+    def __getitem__(self, key: str) -> RunningMeanStdInPlace:
+        return self.running_mean_std[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.running_mean_std
+
+    def keys(self) -> Iterable[str]:
+        """The normalised observation keys."""
+        return self.running_mean_std.keys()
+
+    def items(self) -> Iterable[tuple[str, nn.Module]]:
+        """``(key, normaliser)`` pairs."""
+        return self.running_mean_std.items()
+
+
+class ObsNormalizer(nn.Module):
+    """The observation normaliser of an actor-critic (``ActorCritic.obs_normalizer``, with ``--normalize_input``).
+
+    A ``RunningMeanStdDictInPlace`` one level down, in ``running_mean_std``: state dicts then have Sample Factory 2's
+    keys (``obs_normalizer.running_mean_std.running_mean_std.<obs key>.running_mean``) and checkpoints load in either
+    library. ``--obs_subtract_mean`` and ``--obs_scale`` are applied before, by ``ActorCritic.normalize_obs``.
+    """
+
+    def __init__(
+        self,
+        obs_space: gym.spaces.Dict,
+        keys_to_normalize: list[str] | None = None,
+        epsilon: float = DEFAULT_EPSILON,
+        clip: float = DEFAULT_CLIP,
+    ):
+        super().__init__()
+        self.running_mean_std = RunningMeanStdDictInPlace(obs_space, keys_to_normalize, epsilon, clip)
+
+    def forward(self, obs_dict: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Normalises the selected entries of ``obs_dict`` in the dict, and returns it."""
+        return self.running_mean_std(obs_dict)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        """Also accepts checkpoints written before the extra level: ``running_mean_std.<key>.*`` is moved to
+        ``running_mean_std.running_mean_std.<key>.*``."""
+        outer, inner = prefix + "running_mean_std.", prefix + "running_mean_std.running_mean_std."
+        if not any(key.startswith(inner) for key in state_dict):
+            for key in [key for key in state_dict if key.startswith(outer)]:
+                state_dict[inner + key[len(outer) :]] = state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
 
 # ---- merging statistics kept apart (the ranks of a distributed run) ------------------------------------------------
 # A normaliser's statistics as (count, mean, m2): the number of samples, their mean and the sum of their squared
@@ -307,8 +369,11 @@ Moments = tuple[Tensor, Tensor, Tensor]
 
 
 def moments_of(normalizer: RunningMeanStdInPlace) -> Moments:
-    """A copy of ``(count, mean, m2)``; ``m2 = var * (count - 1)`` undoes the sample variance's Bessel correction."""
-    count = normalizer.count.clone()
+    """A copy of ``(count, mean, m2)``; ``m2 = var * (count - 1)`` undoes the sample variance's Bessel correction.
+
+    ``count`` is 0-dim (the buffer is a one-element vector) so that it broadcasts over statistics of any shape.
+    """
+    count = normalizer.count.clone().reshape([])
     m2 = normalizer.running_var * (count - 1.0).clamp(min=0.0)
     return count, normalizer.running_mean.clone(), m2
 

@@ -16,7 +16,7 @@ from sf_run import run_module
 
 N = 8192
 SYNC_SERIAL = ("--serial_mode=True", "--async_rl=False")
-NORMALIZER = "obs_normalizer.running_mean_std.obs."
+NORMALIZER = "obs_normalizer.running_mean_std.running_mean_std.obs."
 
 
 def _final_state(train_dir: Path, experiment: str) -> dict:

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from sample_factory.model.actor_critic import create_actor_critic
-from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
+from sample_factory.model.running_mean_std import ObsNormalizer, RunningMeanStdDictInPlace, RunningMeanStdInPlace
 
 IMAGE = gym.spaces.Box(0, 255, (3, 36, 36), dtype=np.uint8)
 VECTOR = gym.spaces.Box(-10.0, 10.0, (5,), dtype=np.float32)
@@ -22,7 +22,8 @@ def _obs(batch: int = 8) -> dict[str, torch.Tensor]:
 
 def test_normalizers_follow_flags(make_cfg):
     model = create_actor_critic(make_cfg(), DICT_SPACE, DISCRETE)
-    assert isinstance(model.obs_normalizer, RunningMeanStdDictInPlace)
+    assert isinstance(model.obs_normalizer, ObsNormalizer)
+    assert isinstance(model.obs_normalizer.running_mean_std, RunningMeanStdDictInPlace)
     assert isinstance(model.returns_normalizer, RunningMeanStdInPlace)
     model = create_actor_critic(make_cfg(normalize_input=False, normalize_returns=False), DICT_SPACE, DISCRETE)
     assert model.obs_normalizer is None and model.returns_normalizer is None
