@@ -28,9 +28,19 @@ exchange whether it holds trajectories not yet batched: such a sampler is not at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import torch
 
 from sample_factory.algo.learning.batch_buffers import LearnerLink
+from sample_factory.algo.runners.sf2_constructors import (
+    TRAINING_INSTEAD,
+    UNSET,
+    is_package_form,
+    passed,
+    sf2_wiring_error,
+)
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.typing import Config
@@ -38,7 +48,9 @@ from sample_factory.utils.typing import Config
 HEARTBEAT_PERIOD = 1.0
 
 
-class Batcher(Component):
+class BatcherComponent(Component):
+    """The batcher of one policy (module docstring); ``loop_specs.build_learner`` builds it next to its learner."""
+
     def __init__(self, cfg: Config, link: LearnerLink, router: Router) -> None:
         """Copies finished slots of the policy's trajectory buffers into ``link.batches``, and gives the slots back
         to their owners."""
@@ -124,3 +136,57 @@ class Batcher(Component):
         self.stopped = True
         self.send(RUNNER, "on_component_stopped", self.name, self.timing.tree_str())
         self.loop.component_stopped(self.name)
+
+
+class Batcher(BatcherComponent):
+    """Sample Factory 2's ``Batcher(evt_loop, policy_id, buffer_mgr, cfg, env_info)``: its parameters are refused with
+    the way to build a run instead (``runners.sf2_constructors``).
+
+    This package's form, ``Batcher(cfg, link, router)``, builds a ``BatcherComponent``.
+    """
+
+    def __init__(
+        self,
+        evt_loop: Any,
+        policy_id: Any = UNSET,
+        buffer_mgr: Any = UNSET,
+        cfg: Any = UNSET,
+        env_info: Any = UNSET,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        if not is_package_form(evt_loop):
+            raise sf2_wiring_error("Batcher", "evt_loop, policy_id, buffer_mgr, cfg, env_info", TRAINING_INSTEAD)
+        super().__init__(*passed(evt_loop, policy_id, buffer_mgr, cfg, env_info, *args), **kwargs)
+
+
+def slice_len(s: slice) -> int:
+    """Number of indices in ``s``, a slice with explicit ``start`` and ``stop`` and no step (``stop - start``)."""
+    if s.start is None or s.stop is None or s.step not in (None, 1):
+        raise ValueError(f"slice_len needs a slice with start and stop and a step of 1, got {s}")
+    return s.stop - s.start
+
+
+class SliceMerger:
+    """Joins index ranges that touch into as few slices as possible, keeping their order.
+
+    Trajectories that sit in adjacent slots of a buffer can then be copied with one slicing copy per run of adjacent
+    slots instead of one per trajectory. ``total_num`` counts the indices of every slice added.
+    """
+
+    def __init__(self) -> None:
+        self.merged_slices: list[slice] = []
+        self.total_num = 0
+
+    def merge_slices(self, slices: Iterable[slice]) -> list[slice]:
+        """Add ``slices``, each joined to the previous one when it starts where that one stops; returns the merged
+        list so far."""
+        for s in slices:
+            length = slice_len(s)
+            last = self.merged_slices[-1] if self.merged_slices else None
+            if last is not None and last.stop == s.start:
+                self.merged_slices[-1] = slice(last.start, s.stop)
+            else:
+                self.merged_slices.append(slice(s.start, s.stop))
+            self.total_num += length
+        return self.merged_slices

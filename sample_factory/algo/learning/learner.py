@@ -34,7 +34,10 @@ from sample_factory.algo.learning.batch_preparation import (
 from sample_factory.algo.learning.bptt import core_forward_bptt
 from sample_factory.algo.learning.gradient_averaging import AveragedSgdStep, kl_mean_over_ranks
 from sample_factory.algo.learning.learner_fast_paths import LearnerFastPaths, use_gru_bptt
-from sample_factory.algo.learning.legacy_publishing import LegacyPublishing
+from sample_factory.algo.learning.legacy_publishing import (  # noqa: F401 (model_initialization_data: SF2's path)
+    LegacyPublishing,
+    model_initialization_data,
+)
 from sample_factory.algo.learning.losses import (
     PPOLossInputs,
     exploration_terms,
@@ -43,6 +46,14 @@ from sample_factory.algo.learning.losses import (
     ppo_loss_autograd,
 )
 from sample_factory.algo.learning.lr_schedule import LrSchedule, make_lr_schedule
+from sample_factory.algo.learning.lr_schedulers import (  # noqa: F401 (Sample Factory 2's names at its path)
+    KlAdaptiveScheduler,
+    KlAdaptiveSchedulerPerEpoch,
+    KlAdaptiveSchedulerPerMinibatch,
+    LearningRateScheduler,
+    LinearDecayScheduler,
+    get_lr_scheduler,
+)
 from sample_factory.algo.learning.minibatches import Minibatch, epoch_minibatches
 from sample_factory.algo.learning.optimizers import SgdStep, make_optimizer
 from sample_factory.algo.learning.training_stats import ReportedSamples, reported_stats, summarize

@@ -26,6 +26,7 @@ import queue
 import threading
 import time
 import traceback
+from typing import Any
 
 from sample_factory.algo.learning.batch_buffers import LearnerLink
 from sample_factory.algo.learning.learner import Learner
@@ -39,6 +40,15 @@ from sample_factory.algo.learning.pbt_exchange import (
     save_donor_state,
     weights_digest,
 )
+from sample_factory.algo.runners.sf2_constructors import (
+    TRAINING_INSTEAD,
+    UNSET,
+    init_component_process,
+    is_package_form,
+    passed,
+    sf2_wiring_error,
+    worker_loop_spec,
+)
 from sample_factory.algo.utils.checkpoints import (
     CheckpointWriteError,
     load_latest_checkpoint,
@@ -46,6 +56,7 @@ from sample_factory.algo.utils.checkpoints import (
     save_checkpoint,
     save_milestone,
 )
+from sample_factory.algo.utils.context import SampleFactoryContext
 from sample_factory.algo.utils.wiring import RUNNER, batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.logging_setup import log
@@ -73,7 +84,9 @@ def warn_if_best_checkpoint_requested(cfg: Config) -> None:
         )
 
 
-class LearnerWorker(Component):
+class LearnerWorkerComponent(Component):
+    """The learner worker of one policy (module docstring); ``loop_specs.build_learner`` builds it."""
+
     def __init__(self, cfg: Config, link: LearnerLink, router: Router, serial: bool) -> None:
         """Trains the policy of ``link.wiring`` (a model for its spaces) on the ``link.batches`` its batcher fills,
         and publishes each new version into the policy's weights for the inference workers."""
@@ -381,3 +394,35 @@ class LearnerWorker(Component):
 
 def _join_trees(*trees: str) -> str:
     return "\n".join(t for t in trees if t)
+
+
+class LearnerWorker(LearnerWorkerComponent):
+    """Sample Factory 2's ``LearnerWorker(evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id)``: its parameters
+    are refused with the way to build a run instead (``runners.sf2_constructors``).
+
+    This package's form, ``LearnerWorker(cfg, link, router, serial)``, builds a ``LearnerWorkerComponent``.
+    """
+
+    def __init__(
+        self,
+        evt_loop: Any,
+        cfg: Any = UNSET,
+        env_info: Any = UNSET,
+        buffer_mgr: Any = UNSET,
+        batcher: Any = UNSET,
+        policy_id: Any = UNSET,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        if not is_package_form(evt_loop):
+            parameters = "evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id"
+            raise sf2_wiring_error("LearnerWorker", parameters, TRAINING_INSTEAD)
+        super().__init__(*passed(evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id, *args), **kwargs)
+
+
+def init_learner_process(sf_context: SampleFactoryContext | None, learner_worker: LearnerWorkerComponent) -> None:
+    """Set up the calling process for ``learner_worker`` as the parallel runner sets up a learner's process: the
+    registries of ``sf_context`` and the learner's process settings (``runners.sf2_constructors``)."""
+    worker = learner_worker
+    spec = worker_loop_spec(worker.name, "learner", policy_id=worker.policy_id)
+    init_component_process(sf_context, worker.cfg, spec, worker.env_info.obs_space)

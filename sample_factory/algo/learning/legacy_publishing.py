@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
-from sample_factory.utils.typing import PolicyID
+from sample_factory.utils.typing import Config, PolicyID
 
 if TYPE_CHECKING:
     from sample_factory.algo.utils.model_sharing import ParameterServer
@@ -46,3 +46,16 @@ class LegacyPublishing:
     def record(self, version: int) -> None:
         if self.versions is not None:
             self.versions[self.policy_id] = version
+
+
+def model_initialization_data(
+    cfg: Config, policy_id: PolicyID, actor_critic: torch.nn.Module, policy_version: int, device: torch.device
+) -> tuple[PolicyID, dict[str, Tensor] | None, torch.device, int]:
+    """``(policy_id, state_dict, device, policy_version)``: what a reader of the policy needs to start acting with it.
+
+    In serial mode (``--serial_mode``) the readers share the learner's process and act with its model itself
+    (``model_sharing.ParameterClientSerial``), so no copy of the weights is made: ``state_dict`` is None. Otherwise
+    it is the model's state dict, which a reader in another process loads into its own copy of the model.
+    """
+    state_dict = None if cfg.serial_mode else actor_critic.state_dict()
+    return policy_id, state_dict, device, policy_version

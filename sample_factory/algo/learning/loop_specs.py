@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 
 from sample_factory.algo.learning.batch_buffers import LearnerLink, TrainingBatches, batch_placement
-from sample_factory.algo.learning.batcher import Batcher
-from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.learning.batcher import BatcherComponent
+from sample_factory.algo.learning.learner_worker import LearnerWorkerComponent
 from sample_factory.algo.learning.rank_learner_worker import RankLearnerWorker
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.loop_specs import evaluator_loop_specs, sampling_loop_specs
@@ -27,8 +27,8 @@ def build_learner(policy_id: int, router: Router, s: SharedState) -> list[Compon
     batches = TrainingBatches(s.cfg, wiring.env_info, batch_placement(policy_device(s.cfg, policy_id)))
     link = LearnerLink(wiring, batches, s.sampler_states)
     rank = this_rank()
-    worker = LearnerWorker if rank is None else partial(RankLearnerWorker, rank=rank)
-    return [Batcher(s.cfg, link, router), worker(s.cfg, link, router, s.serial)]
+    worker = LearnerWorkerComponent if rank is None else partial(RankLearnerWorker, rank=rank)
+    return [BatcherComponent(s.cfg, link, router), worker(s.cfg, link, router, s.serial)]
 
 
 def learner_loop_specs(cfg: Config) -> list[LoopSpec]:

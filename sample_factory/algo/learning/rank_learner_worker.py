@@ -1,5 +1,6 @@
-"""One rank's learner in a distributed run (DD-PPO's decentralised design): a :class:`LearnerWorker` whose SGD steps
-average their gradients with the same policy's learners on the other ranks, so all of them keep identical weights.
+"""One rank's learner in a distributed run (DD-PPO's decentralised design): a :class:`LearnerWorkerComponent` whose
+SGD steps average their gradients with the same policy's learners on the other ranks, so all of them keep identical
+weights.
 
 What differs from a single-machine learner:
 
@@ -21,7 +22,7 @@ import traceback
 
 from torch import Tensor
 
-from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.learning.learner_worker import LearnerWorkerComponent
 from sample_factory.algo.learning.pbt_exchange import weights_digest
 from sample_factory.algo.learning.training_rounds import RoundOutcome, TrainingRounds
 from sample_factory.algo.runners.stats import FPS_WINDOWS, FpsMeter, nan_to_zero
@@ -32,7 +33,7 @@ from sample_factory.utils.logging_setup import log
 from sample_factory.utils.rank_group import RankGroup, RankLostError
 
 
-class RankLearnerWorker(LearnerWorker):
+class RankLearnerWorker(LearnerWorkerComponent):
     """The learner worker of ``rank`` (module docstring); the training loop specs build it in a distributed run."""
 
     def __init__(self, *args, rank: RankInfo, **kwargs) -> None:
