@@ -78,6 +78,18 @@ def add_doom_env_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_doom_env_eval_args(parser: argparse.ArgumentParser) -> None:
+    """Flags of watching an agent (enjoy): where to record the games it plays as ViZDoom demos."""
+    group = parser.add_argument_group("VizDoom evaluation", "Flags of watching doom_* agents.")
+    group.add_argument(
+        "--record_to",
+        type=str,
+        default=None,
+        help="Folder for a ViZDoom demo (.lmp) of every episode played; replay one with "
+        "python -m sf_examples.vizdoom.doom.doom_play_demo --demo_path=FILE.",
+    )
+
+
 def doom_override_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
     """Family defaults (see ``DOOM_DEFAULTS``), the same for training and watching."""
     del evaluation  # --eval_env_frameskip and --fps are flags of enjoy only; training keeps their values in its config

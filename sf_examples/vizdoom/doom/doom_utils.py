@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -95,8 +97,10 @@ def wrap_player(core: VizdoomEnv, cfg: Config | None) -> gym.Env:
                 f"--pixel_format=HWC pass --env_framestack=1, or use --pixel_format=CHW"
             )
         env = StackFramesWrapper(env, framestack)
-    if spec.reward_scale != 1.0:
-        env = RewardScalingWrapper(env, spec.reward_scale)
+    if spec.reward_scaling != 1.0:
+        env = RewardScalingWrapper(env, spec.reward_scaling)
+    for wrapper_class, kwargs in spec.extra_wrappers:
+        env = wrapper_class(env, **(kwargs or {}))
     return env
 
 
@@ -117,29 +121,90 @@ def _counts(spec: DoomSpec, cfg: Config | None) -> tuple[int, int]:
     return num_agents, num_bots
 
 
+def doom_env_by_name(name: str) -> DoomSpec:
+    """The spec of a ``doom_*`` name; the error lists every VizDoom env."""
+    return doom_spec(name)
+
+
 def make_doom_env(
-    full_env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+    env_name: str, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
 ) -> gym.Env:
     """The ``make_env_func`` of every ``doom_*`` env (module level: worker processes unpickle it by reference)."""
-    spec = doom_spec(full_env_name)
+    return make_doom_env_from_spec(doom_env_by_name(env_name), env_name, cfg, env_config, render_mode)
+
+
+def make_doom_env_from_spec(
+    spec: DoomSpec,
+    _env_name: str | None = None,
+    cfg: Config | None = None,
+    env_config: AttrDict | None = None,
+    render_mode: str | None = None,
+) -> gym.Env:
+    """An env of ``spec`` (one player, or a whole self-play match): register ``functools.partial(
+    make_doom_env_from_spec, spec)`` to make your own scenario a ``make_env_func``."""
     num_agents, num_bots = _counts(spec, cfg)
-    frameskip = int(_option(cfg, "env_frameskip"))
-    options = game_options(cfg, render_mode, env_config)
+    if num_agents > 1:
+        return make_doom_multiplayer_env(replace(spec, num_agents=num_agents, num_bots=num_bots), cfg, env_config,
+                                         render_mode)  # fmt: skip
+    return make_doom_env_impl(spec, cfg, env_config, num_bots=num_bots, render_mode=render_mode)
+
+
+def _port_picker(cfg: Config | None, env_config: AttrDict | None) -> Callable[[int], int]:
     env_id = env_config.env_id if env_config is not None else 0
     base_port = int(_option(cfg, "doom_base_port")) or run_base_port()
-    port_picker = functools.partial(pick_port, base_port, max(env_id, 0))
-    if num_agents == 1:
-        network = NetworkRole(host=True, num_players=1, player_index=0) if spec.deathmatch else None
-        core = VizdoomEnv(spec, frameskip, options, network, num_bots, render_mode, port_picker=port_picker)
-        return wrap_player(core, cfg)
+    return functools.partial(pick_port, base_port, max(env_id, 0))
+
+
+def make_doom_env_impl(
+    doom_spec: DoomSpec,
+    cfg: Config | None = None,
+    env_config: AttrDict | None = None,
+    skip_frames: int | None = None,
+    episode_horizon: int | None = None,
+    player_id: int | None = None,
+    num_agents: int | None = None,
+    max_num_players: int | None = None,
+    num_bots: int = 0,
+    custom_resolution: str | None = None,
+    render_mode: str | None = None,
+    *,
+    tic_barrier: threading.Barrier | None = None,
+) -> gym.Env:
+    """One player's wrapped env. ``skip_frames`` (default ``--env_frameskip``), ``episode_horizon`` (tics, default
+    the spec's), ``custom_resolution`` ("WxH", a ViZDoom resolution). ``player_id`` of ``max_num_players`` makes it
+    a networked player (0 hosts); a deathmatch without them hosts a game of ``num_agents`` (default 1) players."""
+    frameskip = int(skip_frames if skip_frames is not None else _option(cfg, "env_frameskip"))
+    options = game_options(cfg, render_mode, env_config)
+    if episode_horizon is not None:
+        options.timeout_tics = int(episode_horizon)
+    options.resolution = custom_resolution
+    network = None
+    if player_id is not None or doom_spec.deathmatch:
+        index = player_id or 0
+        players = max_num_players or num_agents or 1
+        network = NetworkRole(host=index == 0, num_players=players, player_index=index)
+        if index != 0:
+            options.window_visible, render_mode = False, None
+    core = VizdoomEnv(
+        skip_frames=frameskip, render_mode=render_mode, record_to=getattr(cfg, "record_to", None), spec=doom_spec,
+        options=options, network=network,
+        num_bots=num_bots if network is None or network.host else 0, tic_barrier=tic_barrier,
+        port_picker=None if tic_barrier is not None else _port_picker(cfg, env_config),
+    )  # fmt: skip
+    return wrap_player(core, cfg)
+
+
+def make_doom_multiplayer_env(
+    doom_spec: DoomSpec, cfg: Config | None = None, env_config: AttrDict | None = None, render_mode: str | None = None
+) -> VizdoomMultiAgentEnv:
+    """A self-play match of ``doom_spec.num_agents`` players (plus its bots) as one multi-agent env."""
+    num_agents = doom_spec.num_agents
     barrier = threading.Barrier(num_agents)
-    players = []
-    for index in range(num_agents):
-        network = NetworkRole(host=index == 0, num_players=num_agents, player_index=index)
-        player_options = options if index == 0 else GameOptions(**{**vars(options), "window_visible": False})
-        player_render = render_mode if index == 0 else None
-        bots = num_bots if index == 0 else 0
-        players.append(
-            wrap_player(VizdoomEnv(spec, frameskip, player_options, network, bots, player_render, barrier), cfg)
+    players = [
+        make_doom_env_impl(
+            doom_spec, cfg, env_config, player_id=index, num_agents=num_agents, max_num_players=num_agents,
+            num_bots=doom_spec.num_bots, render_mode=render_mode, tic_barrier=barrier,
         )
-    return VizdoomMultiAgentEnv(players, barrier, port_picker)
+        for index in range(num_agents)
+    ]  # fmt: skip
+    return VizdoomMultiAgentEnv(players, barrier, _port_picker(cfg, env_config))

@@ -21,7 +21,7 @@ NATIVE_RESOLUTION = {False: "RES_160X120", True: "RES_256X144"}
 # deathmatch rules shared by bot games and self-play: instant forced respawn far from the killer, no cheats
 DEATHMATCH_RULES = (
     "-deathmatch +sv_forcerespawn 1 +sv_noautoaim 1 +sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 "
-    "+viz_respawn_delay 0 +viz_nocheat 1"
+    "+viz_nocheat 1"
 )
 _BOT_SKILL_KEYS = ("aiming", "perfection", "reaction", "isp")
 
@@ -50,6 +50,21 @@ class GameOptions:
     timeout_tics: int | None = None
     bot_difficulty: int | None = None
     seed: int | None = None
+    resolution: str | None = None  # e.g. "256x144": a ViZDoom resolution instead of the aspect ratio's default
+    async_mode: bool = False  # the engine runs in real time instead of waiting for each action
+    spectator: bool = False  # a human plays through the window; the agent's actions are ignored
+    show_automap: bool = False  # also render the automap (the env's render() then shows it)
+
+
+def screen_resolution(options: GameOptions) -> str:
+    """ViZDoom's ``ScreenResolution`` member name: ``options.resolution`` ("WxH") or the aspect ratio's default."""
+    if options.resolution is None:
+        return NATIVE_RESOLUTION[options.wide_aspect_ratio]
+    name = "RES_" + options.resolution.upper()
+    if not hasattr(vizdoom().ScreenResolution, name):
+        choices = sorted(n[4:].lower() for n in dir(vizdoom().ScreenResolution) if n.startswith("RES_"))
+        raise ValueError(f"resolution {options.resolution!r} is not one of ViZDoom's: {choices}")
+    return name
 
 
 def timelimit_minutes(timeout_tics: int) -> float:
@@ -70,11 +85,17 @@ def configure_game(spec: DoomSpec, options: GameOptions, network: NetworkRole | 
     game.set_doom_config_path(os.path.join(temp_dir(), "_vizdoom.ini"))
     game.set_window_visible(options.window_visible)
     game.set_sound_enabled(False)
-    game.set_screen_resolution(getattr(vzd.ScreenResolution, NATIVE_RESOLUTION[options.wide_aspect_ratio]))
+    game.set_screen_resolution(getattr(vzd.ScreenResolution, screen_resolution(options)))
     game.set_screen_format(vzd.ScreenFormat.RGB24)
-    game.set_mode(vzd.Mode.PLAYER)  # synchronous: the engine waits for every action (ASYNC would run in real time)
-    if spec.action_kind is ActionKind.DEATHMATCH:
-        game.set_available_buttons([getattr(vzd.Button, name) for name in DEATHMATCH_BUTTONS])
+    # synchronous by default: the engine waits for every action (ASYNC runs in real time, for humans watching)
+    mode = ("ASYNC_" if options.async_mode else "") + ("SPECTATOR" if options.spectator else "PLAYER")
+    game.set_mode(getattr(vzd.Mode, mode))
+    if options.show_automap:
+        game.set_automap_buffer_enabled(True)
+    buttons = DEATHMATCH_BUTTONS if spec.action_space is ActionKind.DEATHMATCH else None
+    buttons = getattr(spec.action_space, "doom_buttons", buttons)  # a layout of action_space.py names its buttons
+    if buttons:
+        game.set_available_buttons([getattr(vzd.Button, name) for name in buttons])
     seed = spec.fixed_seed if spec.fixed_seed is not None else options.seed
     if seed is not None:
         game.set_seed(int(seed) % (2**31))
@@ -92,6 +113,7 @@ def _add_deathmatch_args(
     network = network or NetworkRole(host=True, num_players=1, player_index=0)
     if network.host:
         args = f"-host {network.num_players} -port {network.port} -netmode 0 {DEATHMATCH_RULES}"
+        args += f" +viz_respawn_delay {spec.respawn_delay:g}"
         if timeout is not None:
             args += f" +timelimit {timelimit_minutes(timeout):.4f}"
         game.add_game_args(args)

@@ -1,24 +1,16 @@
-"""Deathmatch wrappers: game variables as a ``measurements`` input, and shaped rewards with frags as the objective.
-
-Both read the game variables of the innermost ``VizdoomEnv`` (``env.unwrapped``) instead of passing them through
-``info``, so no per-step dictionaries are built.
-"""
+"""Reward shaping for deathmatch: shaped terms from game-variable changes, and the true objectives of a match."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from sample_factory.envs.env_utils import RewardShapingInterface
-from sf_examples.vizdoom.doom.game_variables import (
-    AMMO_VARIABLES,
-    MEASUREMENT_SCALES,
-    NUM_MEASUREMENTS,
-    SELECTED_WEAPON_SLOTS,
-    WEAPON_VARIABLES,
-)
+from sf_examples.vizdoom.doom.game_variables import AMMO_VARIABLES, WEAPON_VARIABLES
+from sf_examples.vizdoom.doom.wrappers.multiplayer_stats import match_standings
 
 # Default reward-shaping coefficients, applied to the change of each quantity per step. Frags are the objective;
 # the small terms make the first frags findable: dealing damage, not taking it, and collecting what helps to fight.
@@ -42,52 +34,36 @@ _SCORE_TERMS = {
 }
 
 
-class DoomMeasurementsWrapper(gym.ObservationWrapper):
-    """Observation ``{"obs": screen, "measurements": float32[NUM_MEASUREMENTS]}``.
+def true_objective_frags(info: dict[str, Any]) -> float:
+    """The frags of the episode (the ``frag`` tally; ``FRAGCOUNT`` where only the game variable is given)."""
+    return float(info["frag"] if "frag" in info else info["FRAGCOUNT"])
 
-    Health, armour, ammo and owned weapons are hard to read from a 128x72 frame but decide whether to fight,
-    flee or pick things up, so they are given to the policy directly.
-    """
 
-    def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        game_env = env.unwrapped
-        self._scaled_columns = np.array([game_env.variable_index[name] for name in MEASUREMENT_SCALES])
-        self._scales = np.array(list(MEASUREMENT_SCALES.values()), dtype=np.float64)
-        self._weapon_column = game_env.variable_index["SELECTED_WEAPON"]
-        self.observation_space = gym.spaces.Dict(
-            {
-                "obs": env.observation_space,
-                "measurements": gym.spaces.Box(-10.0, 10.0, shape=(NUM_MEASUREMENTS,), dtype=np.float32),
-            }
-        )
-        self._measurements = np.zeros(NUM_MEASUREMENTS, dtype=np.float32)
-
-    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
-        return {"obs": observation, "measurements": self.measurements()}
-
-    def measurements(self) -> np.ndarray:
-        """Scaled variables, then the one-hot selected weapon slot."""
-        variables = self.env.unwrapped.game_variables
-        out = np.zeros(NUM_MEASUREMENTS, dtype=np.float32)
-        scaled = len(self._scales)
-        out[:scaled] = np.clip(variables[self._scaled_columns] / self._scales, -10.0, 10.0)
-        slot = int(variables[self._weapon_column])
-        out[scaled + min(max(slot, 0), SELECTED_WEAPON_SLOTS - 1)] = 1.0
-        return out
+def true_objective_winning_the_game(info: dict[str, Any]) -> float:
+    """1 for an episode the agent ended alone in first place by frags, else 0 (self-play's objective)."""
+    return 1.0 if info.get("FINAL_PLACE") == 1 and not info.get("TIED_FOR_FIRST", False) else 0.0
 
 
 class DoomRewardShapingWrapper(gym.Wrapper, RewardShapingInterface):
-    """Adds shaped terms to the game reward; at episode end reports frags as ``true_objective`` and the tallies.
+    """Adds shaped terms to the game reward; at episode end reports ``true_objective`` and the tallies.
+
+    ``true_objective_func`` turns the episode's outcome (the info, the tallies of the shaped terms such as ``frag``,
+    and the match standings ``FRAGCOUNT``/``FINAL_PLACE``) into the objective; the default counts frags.
 
     Coefficients are per env (one player), so population-based training can tune them per agent through
     ``set_reward_shaping``. Pickup terms count increases only, and none are counted on the step of a respawn
     (the new body's full health and pistol ammo are not pickups).
     """
 
-    def __init__(self, env: gym.Env, reward_shaping: dict[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        reward_shaping_scheme: dict[str, float] | None = None,
+        true_objective_func: Callable[[dict[str, Any]], float] | None = None,
+    ) -> None:
         super().__init__(env)
-        self.reward_shaping = dict(reward_shaping or DEFAULT_DEATHMATCH_SHAPING)
+        self.reward_shaping = dict(reward_shaping_scheme or DEFAULT_DEATHMATCH_SHAPING)
+        self.true_objective_func = true_objective_func or true_objective_frags
         game_env = env.unwrapped
         self._columns = {term: game_env.variable_index[name] for term, name in _SCORE_TERMS.items()}
         self._weapon_columns = np.array([game_env.variable_index[name] for name in WEAPON_VARIABLES])
@@ -122,7 +98,9 @@ class DoomRewardShapingWrapper(gym.Wrapper, RewardShapingInterface):
             self._tally[term] += value
         self._tally["shaped_reward"] += shaped
         if terminated or truncated:
-            info = {**info, "true_objective": self._tally["frag"], "episode_extra_stats": dict(self._tally)}
+            outcome = {**info, **self._tally, **match_standings(self.env.unwrapped)}
+            objective = float(self.true_objective_func(outcome))
+            info = {**info, "true_objective": objective, "episode_extra_stats": dict(self._tally)}
         return obs, reward + shaped, terminated, truncated, info
 
     def deltas(self, previous: np.ndarray, current: np.ndarray) -> dict[str, float]:

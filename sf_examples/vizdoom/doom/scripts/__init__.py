@@ -1,0 +1,1 @@
+"""Scripts that generate VizDoom data files."""

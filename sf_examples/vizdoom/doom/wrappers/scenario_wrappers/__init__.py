@@ -1,0 +1,1 @@
+"""Wrappers for one scenario each."""
