@@ -68,13 +68,71 @@ class MlpEncoder(Encoder):
         return self.out_size
 
 
-def conv_head_from_spec(cfg: Config, in_channels: int, spec: ConvSpec) -> nn.Sequential:
-    """Conv layers described by ``spec``, each followed by ``--nonlinearity``, no padding."""
-    layers: list[nn.Module] = []
+ConvFilter = list[int] | tuple[int, int, int, int] | str
+
+
+def conv_filters_from_spec(in_channels: int, spec: ConvSpec) -> list[list[int]]:
+    """``spec`` (out_channels, kernel_size, stride per layer) as ``ConvEncoderImpl``'s explicit filter list."""
+    filters = []
     for out_channels, kernel_size, stride in spec:
-        layers.extend([nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride), nonlinearity(cfg)])
+        filters.append([in_channels, out_channels, kernel_size, stride])
         in_channels = out_channels
+    return filters
+
+
+def conv_head_from_filters(conv_filters: list[ConvFilter], activation: nn.Module) -> nn.Sequential:
+    """Conv layers, each followed by ``activation``, no padding; ``"maxpool_2x2"`` entries add a 2x2 max-pool."""
+    layers: list[nn.Module] = []
+    for layer in conv_filters:
+        if layer == "maxpool_2x2":
+            layers.append(nn.MaxPool2d((2, 2)))
+            continue
+        if isinstance(layer, str) or len(layer) != 4:
+            raise ValueError(
+                f"conv filter {layer!r} is neither [in_channels, out_channels, kernel_size, stride] nor 'maxpool_2x2'"
+            )
+        in_channels, out_channels, kernel_size, stride = layer
+        layers.extend([nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride), activation])
     return nn.Sequential(*layers)
+
+
+class ConvEncoderImpl(nn.Module):
+    """A conv head described layer by layer, then an MLP: ``forward(image [B, C, H, W]) -> [B, get_out_size()]``.
+
+    The building block of ``ConvEncoder``, public so that a custom encoder can pick its own filters::
+
+        filters = [[channels, 32, 8, 4], [32, 64, 4, 2], "maxpool_2x2"]
+        self.enc = ConvEncoderImpl(obs_space.shape, filters, cfg.encoder_conv_mlp_layers, nonlinearity(cfg))
+
+    ``conv_filters``: per layer ``[in_channels, out_channels, kernel_size, stride]`` (a ``Conv2d`` without padding
+    followed by ``activation``) or the string ``"maxpool_2x2"``. ``extra_mlp_layers``: the widths of the linear layers
+    after the flattened conv features (empty: none). ``activation`` has no parameters and is shared by every layer.
+    The module compiles with ``torch.jit.script``.
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...] | list[int],
+        conv_filters: list[ConvFilter],
+        extra_mlp_layers: list[int],
+        activation: nn.Module,
+    ) -> None:
+        super().__init__()
+        obs_shape = tuple(obs_shape)
+        if len(obs_shape) != 3:
+            raise ValueError(f"ConvEncoderImpl needs a channels-first image shape (C, H, W), got {obs_shape}")
+        self.conv_head = conv_head_from_filters(conv_filters, activation)
+        self.conv_head_out_size = calc_num_elements(self.conv_head, obs_shape)
+        self.mlp_layers = create_mlp(list(extra_mlp_layers), self.conv_head_out_size, activation)
+        self.out_size = mlp_out_size(list(extra_mlp_layers), self.conv_head_out_size)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        x = self.conv_head(obs.float())  # [B, C', H', W']
+        return self.mlp_layers(x.flatten(1))  # [B, out_size]
+
+    def get_out_size(self) -> int:
+        """Width of the output: the last MLP layer's, or the flattened conv features' without an MLP."""
+        return self.out_size
 
 
 class _ConvMlpEncoder(Encoder):
@@ -111,21 +169,6 @@ def rename_legacy_keys(state_dict: dict, prefix: str, renames: dict[str, str]) -
             state_dict[new_prefix + key[len(old_prefix) :]] = state_dict.pop(key)
 
 
-class _PlainConvNet(_ConvMlpEncoder):
-    """The conv head of one of ``_CONV_ARCHITECTURES`` and the MLP after it (``ConvEncoder.enc``)."""
-
-    def __init__(self, cfg: Config, obs_space: gym.spaces.Box) -> None:
-        super().__init__(cfg)
-        arch = cfg.encoder_conv_architecture
-        if arch not in _CONV_ARCHITECTURES:
-            known = [*_CONV_ARCHITECTURES, "resnet_impala"]
-            raise ValueError(f"--encoder_conv_architecture={arch!r} is not one of {known}")
-        self.conv_head = conv_head_from_spec(cfg, obs_space.shape[0], _CONV_ARCHITECTURES[arch])
-        self._build_mlp(cfg, obs_space.shape)
-        keep_torch_init(self.conv_head)  # as Sample Factory 2's plain conv encoder: see keep_torch_init
-        keep_torch_init(self.mlp_layers)
-
-
 class ConvEncoder(Encoder):
     """Plain conv net chosen by ``--encoder_conv_architecture`` (convnet_simple, convnet_atari, convnet_impala).
 
@@ -135,7 +178,13 @@ class ConvEncoder(Encoder):
 
     def __init__(self, cfg: Config, obs_space: gym.spaces.Box) -> None:
         super().__init__(cfg)
-        self.enc = _PlainConvNet(cfg, obs_space)
+        arch = cfg.encoder_conv_architecture
+        if arch not in _CONV_ARCHITECTURES:
+            known = [*_CONV_ARCHITECTURES, "resnet_impala"]
+            raise ValueError(f"--encoder_conv_architecture={arch!r} is not one of {known}")
+        filters = conv_filters_from_spec(obs_space.shape[0], _CONV_ARCHITECTURES[arch])
+        enc = ConvEncoderImpl(obs_space.shape, filters, cfg.encoder_conv_mlp_layers, nonlinearity(cfg))
+        self.enc = keep_torch_init(enc)  # as Sample Factory 2's plain conv encoder: see keep_torch_init
         self.conv_head_out_size = self.enc.conv_head_out_size
 
     def forward(self, obs: Tensor) -> Tensor:
@@ -151,15 +200,24 @@ class ConvEncoder(Encoder):
 
 
 class ResBlock(nn.Module):
-    """Pre-activation residual block of the IMPALA network: ``x + conv(act(conv(act(x))))``."""
+    """Pre-activation residual block of the IMPALA network: ``x + conv(act(conv(act(x))))``.
 
-    def __init__(self, cfg: Config, channels: int) -> None:
+    The first 3x3 conv maps ``input_ch`` to ``output_ch`` channels, the second keeps ``output_ch``; the skip
+    connection adds the input unchanged, so the two must be equal.
+    """
+
+    def __init__(self, cfg: Config, input_ch: int, output_ch: int) -> None:
         super().__init__()
+        if input_ch != output_ch:
+            raise ValueError(
+                f"ResBlock(input_ch={input_ch}, output_ch={output_ch}): the skip connection adds the input to the "
+                "output, so both must have the same number of channels; change the channels with a conv before it"
+            )
         self.res_block_core = nn.Sequential(
             nonlinearity(cfg),  # not in place: ``x`` is still needed for the skip connection
-            nn.Conv2d(channels, channels, kernel_size=3, padding=1),
+            nn.Conv2d(input_ch, output_ch, kernel_size=3, padding=1),
             nonlinearity(cfg),
-            nn.Conv2d(channels, channels, kernel_size=3, padding=1),
+            nn.Conv2d(output_ch, output_ch, kernel_size=3, padding=1),
         )
 
     def forward(self, x: Tensor) -> Tensor:
@@ -179,7 +237,7 @@ class ResnetEncoder(_ConvMlpEncoder):
         for channels, num_blocks in _RESNET_IMPALA_STAGES:
             layers.append(nn.Conv2d(in_channels, channels, kernel_size=3, padding=1))
             layers.append(nn.MaxPool2d(kernel_size=3, stride=2, padding=1))
-            layers.extend(ResBlock(cfg, channels) for _ in range(num_blocks))
+            layers.extend(ResBlock(cfg, channels, channels) for _ in range(num_blocks))
             in_channels = channels
         layers.append(nonlinearity(cfg))
         self.conv_head = nn.Sequential(*layers)
