@@ -9,6 +9,11 @@ vector observations; a knight or archer that a zombie reaches is out for the res
 :class:`~sample_factory.envs.pettingzoo_envs.PettingZooParallelEnv` reports as ``is_active=False`` so its idle
 steps are not trained on. Image envs are resized to ``--pettingzoo_img_size`` square CHW frames. See
 ``docs/pettingzoo.md``.
+
+Scripts written for Sample Factory 2 use ``parse_custom_args`` and ``register_custom_components`` from here; the
+latter also registers ``make_custom_encoder``, which gives board observations (channels last, as PettingZoo's
+board games have them) a small conv net, :class:`CustomConvEncoder`, and every other observation the default
+encoder.
 """
 
 from __future__ import annotations
@@ -21,11 +26,15 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from torch import Tensor
 
+from sample_factory.algo.utils.context import global_model_factory
 from sample_factory.envs.env_utils import require_optional_module
 from sample_factory.envs.pettingzoo_envs import ObsTransform, PettingZooParallelEnv
+from sample_factory.model.encoder import ConvEncoderImpl, Encoder, default_make_encoder_func
+from sample_factory.model.model_utils import nonlinearity
 from sample_factory.utils.attr_dict import AttrDict
-from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.typing import Config, ObsSpace, StatusCode
 from sf_examples.entry_points import FamilyFlags, register_family_envs, train_family
 
 DEFAULT_ENV = "knights_archers_zombies_v11"
@@ -153,6 +162,49 @@ PETTINGZOO_FLAGS = FamilyFlags(
 # parse_pettingzoo_args(argv=None, evaluation=False) -> cfg: standard flags, the family's flags and the defaults of
 # --env (DEFAULT_ENV if none), then the strict final parse
 parse_pettingzoo_args = PETTINGZOO_FLAGS.parse
+
+
+class CustomConvEncoder(Encoder):
+    """Two 2x2 convolutions (stride 1) over a board given channels last (``obs`` ``[H, W, C]``), then
+    ``--encoder_conv_mlp_layers``. Small filters keep boards as small as tic-tac-toe's 3x3 usable."""
+
+    def __init__(self, cfg: Config, obs_space: ObsSpace) -> None:
+        super().__init__(cfg)
+        height, width, channels = obs_space["obs"].shape
+        if min(height, width) < 3:
+            raise ValueError(f"CustomConvEncoder needs a board of at least 3x3 cells, got {height}x{width}")
+        filters = [[channels, 32, 2, 1], [32, 64, 2, 1]]
+        self.enc = ConvEncoderImpl((channels, height, width), filters, cfg.encoder_conv_mlp_layers, nonlinearity(cfg))
+
+    def forward(self, obs_dict: dict[str, Tensor]) -> Tensor:
+        return self.enc(obs_dict["obs"].permute(0, 3, 1, 2))  # [B, H, W, C] -> [B, C, H, W] -> [B, out_size]
+
+    def get_out_size(self) -> int:
+        return self.enc.get_out_size()
+
+
+def is_channels_last_board(obs_space: ObsSpace) -> bool:
+    """An ``obs`` entry of shape ``[H, W, C]`` with a few channels (at most 4, fewer than rows and columns)."""
+    space = obs_space["obs"] if isinstance(obs_space, gym.spaces.Dict) and "obs" in obs_space.spaces else obs_space
+    shape = getattr(space, "shape", None) or ()
+    return len(shape) == 3 and shape[2] <= 4 and shape[2] < min(shape[0], shape[1])
+
+
+def make_custom_encoder(cfg: Config, obs_space: ObsSpace) -> Encoder:
+    """:class:`CustomConvEncoder` for channels-last boards, the library's default encoder for anything else."""
+    if is_channels_last_board(obs_space):
+        return CustomConvEncoder(cfg, obs_space)
+    return default_make_encoder_func(cfg, obs_space)
+
+
+def register_custom_components() -> None:
+    """Register every env of the family and :func:`make_custom_encoder` (Sample Factory 2's registration call)."""
+    register_pettingzoo_envs()
+    global_model_factory().register_encoder_factory(make_custom_encoder)
+
+
+# Sample Factory 2's name for the family's parser: parse_custom_args(argv=None, evaluation=False) -> cfg
+parse_custom_args = parse_pettingzoo_args
 
 
 def main() -> StatusCode:
