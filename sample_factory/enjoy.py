@@ -43,6 +43,7 @@ from sample_factory.cfg.arguments import load_from_checkpoint
 from sample_factory.cfg.experiment_files import DEFAULT_VIDEO_NAME
 from sample_factory.cfg.validation import unavailable_feature_problems, warn_about_hub_flags
 from sample_factory.envs.create_env import create_env, make_env_config
+from sample_factory.envs.env_contract import reset_env
 from sample_factory.envs.env_info import EnvInfo, extract_env_info
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
 from sample_factory.model.actor_critic import ActorCritic, create_actor_critic
@@ -184,13 +185,23 @@ def load_policy(
     device = policy_device(cfg, policy_id)
     policy_info = PolicySpaces(cfg, env_info).env_info_of(policy_id)
     model = create_actor_critic(cfg, policy_info.obs_space, policy_info.action_space)
+    _load_weights(cfg, policy_id, model, device)
+    model.model_to_device(device)
+    model.eval()
+    return model, device
+
+
+def load_state_dict(cfg: Config, actor_critic: ActorCritic, device: torch.device | str) -> None:
+    """Put the checkpointed weights of ``--policy_index`` into ``actor_critic`` (``--load_checkpoint_kind``: the
+    latest or the best checkpoint, mapped onto ``device``); :class:`NoCheckpointError` when there is none."""
+    _load_weights(cfg, cfg.policy_index, actor_critic, torch.device(device))
+
+
+def _load_weights(cfg: Config, policy_id: PolicyID, model: ActorCritic, device: torch.device) -> None:
     state = load_policy_state(cfg, policy_id, device)
     if state is None:
         raise NoCheckpointError(_no_checkpoint_message(cfg, policy_id))
     model.load_state_dict(state["model"])
-    model.model_to_device(device)
-    model.eval()
-    return model, device
 
 
 def load_agent_policies(cfg: AttrDict, env_info: EnvInfo) -> tuple[list[AgentPolicy], torch.device]:
@@ -236,7 +247,7 @@ class _SingleAgentAsMultiAgent:
         self.env = env
 
     def reset(self, seed: int | None = None) -> tuple[list, list[dict]]:
-        obs, info = self.env.reset(seed=seed)
+        obs, info = reset_env(self.env, seed)
         return [obs], [info]
 
     def step(self, actions: list) -> tuple[list, list, list, list, list]:
@@ -292,7 +303,7 @@ def run_episodes(
     num_agents = env_info.num_agents
     tracker = _EpisodeTracker(num_agents, results)
     throttle = _FrameThrottle(cfg.fps if render_mode_for(cfg) == "human" else 0)
-    obs, _ = env.reset(seed=cfg.seed)
+    obs, _ = reset_env(env, cfg.seed)
     _record(video, env)
     rnn_states = torch.zeros(num_agents, get_rnn_size(cfg), device=device)
     sets = actor_sets(policies, num_agents, num_agents)
@@ -355,6 +366,52 @@ class _FrameThrottle:
             time.sleep(delay)
         else:
             self.next_time = time.monotonic()  # running late: do not try to catch up with a burst of frames
+
+
+def render_frame(cfg: Config, env: Any, video_frames: list, num_episodes: int, last_render_start: float) -> float:
+    """One frame of a hand-written play loop; returns when this render started (pass it back next time).
+
+    With ``--save_video`` a copy of ``env.render()`` goes to ``video_frames`` until ``--video_frames`` are there (a
+    negative ``--video_frames``: the frames of the first episode, ``num_episodes == 0``). Otherwise, unless
+    ``--no_render``, it waits so that frames come at most ``--fps`` per second, then calls ``env.render()``.
+    """
+    started = time.time()
+    if cfg.save_video:
+        wanted = len(video_frames) < cfg.video_frames if cfg.video_frames >= 0 else num_episodes == 0
+        frame = env.render() if wanted else None
+        if frame is not None:
+            video_frames.append(np.array(to_numpy(frame), copy=True))
+    elif not cfg.no_render:
+        delay = (1.0 / cfg.fps if cfg.fps and cfg.fps > 0 else 0.0) - (started - last_render_start)
+        if delay > 0:
+            time.sleep(delay)
+        started = time.time()
+        env.render()
+    return started
+
+
+def visualize_policy_inputs(normalized_obs: dict[str, torch.Tensor]) -> None:
+    """Show the image the policy sees (key ``obs`` of the first actor, after normalisation) in an OpenCV window
+    named ``policy inputs``, to check a preprocessing pipeline; observations that are not images are skipped."""
+    image = policy_input_image(normalized_obs)
+    if image is None:
+        return
+    import cv2  # optional dependency, needed only to show images
+
+    cv2.imshow("policy inputs", cv2.cvtColor(image, cv2.COLOR_RGB2BGR) if image.shape[2] == 3 else image)
+    cv2.waitKey(1)
+
+
+def policy_input_image(normalized_obs: dict[str, torch.Tensor]) -> np.ndarray | None:
+    """The first actor's ``obs`` as an ``H x W x C`` uint8 image stretched to 0..255, None when it is not an image
+    (a batch of ``C x H x W`` with 1, 3 or 4 channels)."""
+    obs = normalized_obs.get("obs") if isinstance(normalized_obs, dict) else None
+    if obs is None or np.ndim(obs) != 4 or obs.shape[1] not in (1, 3, 4):
+        return None
+    chw = to_numpy(obs[0]).astype(np.float32)
+    low, high = float(chw.min()), float(chw.max())
+    scaled = (chw - low) * (255.0 / (high - low)) if high > low else np.zeros_like(chw)
+    return np.ascontiguousarray(np.moveaxis(scaled.astype(np.uint8), 0, -1))
 
 
 def report_results(results: EnjoyResults) -> float:

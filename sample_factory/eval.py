@@ -147,8 +147,17 @@ def _eval_loaded(cfg: AttrDict) -> StatusCode:
         env_info = extract_env_info(probe, cfg)
     finally:
         probe.close()
+    return generate_trajectories(cfg, env_info, eval_budget(cfg))
+
+
+def generate_trajectories(cfg: Config, env_info: EnvInfo, sample_env_episodes: int = 1024) -> StatusCode:
+    """Play ``sample_env_episodes`` episodes of the trained policy of ``cfg``'s experiment (its config loaded, as
+    :func:`do_eval` does) and write them to ``eval_results.csv``; returns the status.
+
+    ``env_info`` describes ``--env`` (``extract_env_info``); the episodes counted are the first ones to start.
+    """
     policies, device = load_agent_policies(cfg, env_info)
-    num_episodes = eval_budget(cfg)
+    num_episodes = int(sample_env_episodes)
     envs = make_eval_envs(cfg, env_info, num_eval_envs(cfg, env_info, num_episodes))
     tracker = ActorTracker([env.num_agents for env in envs], EpisodeBudget(num_episodes))
     status, frames, started = ExperimentStatus.SUCCESS, 0, time.monotonic()

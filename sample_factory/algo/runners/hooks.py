@@ -9,6 +9,7 @@ whose code failed.
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ from sample_factory.utils.typing import PolicyID
 EpisodicStatsHandler = Callable[[object, dict, PolicyID], None]
 # hooks that Sample Factory 2 did not have: an observer written for it (duck-typed, not an AlgoObserver) may lack them
 HOOKS_SINCE_SF2 = ("on_evaluation",)
+SUMMARIES_HOOK = "extra_summaries"
 
 
 class ObserverError(RuntimeError):
@@ -50,12 +52,21 @@ class UserHooks:
         return bool(self.observers or self.stats_handlers)
 
     def notify(self, hook: str, *args) -> None:
-        """Call ``hook(runner, *args)`` on every observer; an exception names the observer and the hook."""
+        """Call ``hook(runner, *args)`` on every observer; an exception names the observer and the hook.
+
+        ``extra_summaries`` takes ``(policy_id, writer, env_steps)`` here, the order in which Sample Factory 2 calls
+        it; an observer whose method names its parameters step count first, writer second gets them in that order
+        (:func:`names_steps_before_writer`)."""
         for observer in self.observers:
             if hook in HOOKS_SINCE_SF2 and not hasattr(observer, hook):
                 continue
             try:
-                getattr(observer, hook)(self.runner, *args)
+                method = getattr(observer, hook)
+                if hook == SUMMARIES_HOOK and names_steps_before_writer(method):
+                    policy_id, writer, env_steps = args
+                    method(self.runner, policy_id, env_steps, writer)
+                else:
+                    method(self.runner, *args)
             except Exception as exc:
                 raise ObserverError(f"{type(observer).__name__}.{hook} failed:\n{traceback.format_exc()}") from exc
 
@@ -69,3 +80,34 @@ class UserHooks:
             except Exception as exc:
                 name = getattr(handler, "__qualname__", repr(handler))
                 raise ObserverError(f"episodic stats handler {name} failed:\n{traceback.format_exc()}") from exc
+
+
+_steps_first: dict[object, bool] = {}  # the function of an extra_summaries method -> names_steps_before_writer
+
+
+def names_steps_before_writer(method: Callable) -> bool:
+    """Whether ``extra_summaries(runner, policy_id, a, b)`` names ``a`` a step count and ``b`` a writer.
+
+    Sample Factory 2 passes ``(runner, policy_id, writer, env_steps)`` positionally, and observers written for it
+    take them in that order (under names of their own); its base class, though, names them ``env_steps, writer``,
+    and observers that kept those names and use them as named (``writer.add_scalar(tag, value, env_steps)``) exist
+    too. Their names are unambiguous, so such a method gets the values its names ask for. Looked up once per
+    method.
+    """
+    function = getattr(method, "__func__", method)
+    try:
+        return _steps_first[function]
+    except (KeyError, TypeError):
+        pass
+    try:
+        parameters = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):  # a callable without an introspectable signature: Sample Factory 2's order
+        parameters = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name.lower() for p in parameters if p.kind in positional]
+    found = len(names) >= 4 and "step" in names[2] and "writer" in names[3]
+    try:
+        _steps_first[function] = found
+    except TypeError:  # unhashable callable: decided again next time
+        pass
+    return found

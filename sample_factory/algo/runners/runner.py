@@ -53,10 +53,13 @@ class AlgoObserver:
     def on_training_step(self, runner: Runner, training_iteration_since_resume: int) -> None:
         """After each training step of any policy; the count starts at 1 in every (resumed) run."""
 
-    def extra_summaries(self, runner: Runner, policy_id: PolicyID, env_steps: int, writer) -> None:
+    def extra_summaries(self, runner: Runner, policy_id: PolicyID, writer, env_steps: int) -> None:
         """When the runner writes a policy's summaries: add scalars with ``writer.add_scalar(tag, value, env_steps)``.
 
-        ``writer`` is that policy's tensorboardX ``SummaryWriter`` (``.summary/{policy_id}``).
+        ``writer`` is that policy's tensorboardX ``SummaryWriter`` (``.summary/{policy_id}``), ``env_steps`` the
+        step of its summaries. The runner passes them positionally in this order, as Sample Factory 2's does; an
+        override that names them the other way round (a step count such as ``env_steps`` third, a ``writer``
+        fourth) gets the values its names ask for.
         """
 
     def on_evaluation(self, runner: Runner, policy_id: PolicyID, env_steps: int, results: dict[str, float]) -> None:
@@ -171,16 +174,12 @@ class Runner:
         return self.component.training_iteration_since_resume if self.component is not None else 0
 
     @property
-    def policy_avg_stats(self) -> dict[str, dict[PolicyID, deque]]:
-        """Recent episode values per stat and policy (``reward``, ``len``, ``true_objective``, extra stats)."""
-        if self.component is None:
-            return {}
-        out: dict[str, dict[PolicyID, deque]] = {"reward": {}, "len": {}, "true_objective": {}}
-        for p, stats in self.component.stats.policy_stats.items():
-            out["reward"][p], out["len"][p], out["true_objective"][p] = stats.reward, stats.length, stats.true_objective
-            for key, values in stats.extra.items():
-                out.setdefault(key, {})[p] = values
-        return out
+    def policy_avg_stats(self) -> dict[str, list[deque]]:
+        """Recent episode values, as Sample Factory 2's runner keeps them: ``policy_avg_stats[stat][policy_id]`` is a
+        deque of the last ``--stats_avg`` values. Stats are ``reward``, ``len``, ``true_objective`` and every key of
+        ``info["episode_extra_stats"]``; the dict is empty until the first episode finishes, and a stat appears with
+        the first episode that reports it (with a deque for every policy, empty for those without values yet)."""
+        return self.component.stats.avg_stats if self.component is not None else {}
 
     @property
     def status(self) -> StatusCode:

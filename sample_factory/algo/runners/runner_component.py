@@ -171,7 +171,7 @@ class RunnerComponent(Component):
         if self.stop_requested_at is not None:
             self.episodes_after_stop += len(episodes)
         for policy_id, reward, length, objective, extra in episodes:
-            self.stats.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+            self.stats.add_episode(policy_id, reward, length, objective, extra)
             if handlers is not None and not self.call_user_code(handlers, policy_id, reward, length, objective, extra):
                 return
 
@@ -314,7 +314,8 @@ class RunnerComponent(Component):
         self.writers.scalars(policy_id, values, step)
         if self.wandb is not None:  # lifecycle
             self.wandb.log(policy_id, values, step)
-        self.call_user_code(self.hooks.notify, "extra_summaries", policy_id, step, self.writers.writers[policy_id])
+        # Sample Factory 2's order: (runner, policy_id, writer, env_steps)
+        self.call_user_code(self.hooks.notify, "extra_summaries", policy_id, self.writers.writers[policy_id], step)
 
     def _check_stop_conditions(self) -> None:
         self.supervision.check()

@@ -12,12 +12,17 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Mapping
 
 import numpy as np
 
 from sample_factory.utils.typing import Config, PolicyID
 
 FPS_WINDOWS = (10, 60, 300)
+
+
+# keys of every finished episode in Sample Factory 2's ``runner.policy_avg_stats`` (then its extra stats' keys)
+EPISODE_KEYS = ("reward", "len", "true_objective")
 
 
 class PolicyStats:
@@ -27,21 +32,60 @@ class PolicyStats:
         self.reward: deque = deque(maxlen=stats_avg)
         self.length: deque = deque(maxlen=stats_avg)
         self.true_objective: deque = deque(maxlen=stats_avg)
-        self.extra: dict[str, deque] = {}
+        self.extra: dict[str, deque] = {}  # a key another policy reported may hold an empty deque here
         self.stats_avg = stats_avg
         self.episodes = 0
         self.train: dict[str, float] = {}
 
-    def add_episode(self, reward: float, length: int, objective: float, extra: dict | None) -> None:
+    def add_episode(self, reward: float, length: int, objective: float, extra: dict | None) -> list[str]:
+        """Record one episode; returns the keys of its extra stats (nested dicts give their innermost keys)."""
         self.reward.append(reward)
         self.length.append(length)
         self.true_objective.append(objective)
         self.episodes += 1
-        for key, value in (extra or {}).items():
-            self.extra.setdefault(key, deque(maxlen=self.stats_avg)).append(float(value))
+        keys = []
+        for key, value in flat_extra_stats(extra):
+            values = self.extra.get(key)
+            if values is None:
+                values = self.extra[key] = deque(maxlen=self.stats_avg)
+            if isinstance(value, list):
+                values.extend(value)
+            else:
+                values.append(value)
+            keys.append(key)
+        return keys
+
+    def series(self, key: str) -> deque:
+        """The deque of ``key`` (``reward``, ``len``, ``true_objective`` or an extra stat's, made when missing)."""
+        if key == "reward":
+            return self.reward
+        if key == "len":
+            return self.length
+        if key == "true_objective":
+            return self.true_objective
+        values = self.extra.get(key)
+        if values is None:
+            values = self.extra[key] = deque(maxlen=self.stats_avg)
+        return values
 
     def avg_reward(self) -> float:
         return float(np.mean(self.reward)) if self.reward else math.nan
+
+
+def flat_extra_stats(extra: Mapping | None) -> list[tuple[str, float | list[float]]]:
+    """``info["episode_extra_stats"]`` as ``(key, value)`` pairs: nested dicts give their innermost keys (as Sample
+    Factory 2 reads them), arrays of several numbers a list of floats; values that are not numbers are left out."""
+    out: list = []
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping):
+            out.extend(flat_extra_stats(value))
+            continue
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            continue
+        out.append((str(key), float(array.reshape(-1)[0]) if array.size == 1 else [float(v) for v in array.flat]))
+    return out
 
 
 class FpsMeter:
@@ -96,7 +140,8 @@ def episode_summaries(stats: PolicyStats) -> dict[str, float]:
         "0_aux/max_reward": float(np.max(stats.reward)),
     }
     for key, values in stats.extra.items():
-        out[f"policy_stats/avg_{key}"] = float(np.mean(values))
+        if values:
+            out[f"policy_stats/avg_{key}"] = float(np.mean(values))
     return out
 
 
@@ -147,6 +192,9 @@ class RunStats:
         self.cfg = cfg
         policies = range(cfg.num_policies)
         self.policy_stats = {p: PolicyStats(cfg.stats_avg) for p in policies}
+        # Sample Factory 2's runner.policy_avg_stats: stat -> one deque per policy (those of ``policy_stats``); a
+        # stat appears with the first episode that reports it
+        self.avg_stats: dict[str, list[deque]] = {}
         self.env_steps = {p: 0 for p in policies}
         self.initial_env_steps: dict[int, int | None] = {p: None for p in policies}
         self.fps_meter = FpsMeter()
@@ -161,6 +209,17 @@ class RunStats:
         now = time.monotonic()
         self.fps_meter.record(self.collected_total(), now)
         self.sample_meters[policy_id].record(self.collected(policy_id), now)
+
+    def add_episode(
+        self, policy_id: PolicyID, reward: float, length: int, objective: float, extra: dict | None
+    ) -> None:
+        """One finished episode of ``policy_id``: into its moving averages and, for a stat seen for the first time,
+        into ``avg_stats``."""
+        extra_keys = self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+        if extra_keys or not self.avg_stats:
+            for key in (*EPISODE_KEYS, *extra_keys):
+                if key not in self.avg_stats:
+                    self.avg_stats[key] = [stats.series(key) for stats in self.policy_stats.values()]
 
     def forget_lost_steps(self, policy_id: PolicyID, lost: int) -> None:
         """A learner resumed ``lost`` steps before where it died: the count of steps collected in this run stays."""
