@@ -5,9 +5,9 @@
 
 Training is ``python -m <family's train module> --env=<task> --train_for_env_steps=<budget>`` with the family's
 defaults, resumed where an earlier call stopped (``--restart_behavior=resume``). ``--max_hours`` bounds this call's
-training: at the limit the run is stopped in order (SIGINT: a checkpoint is written), and the record is marked
-partial. Then the policy is evaluated over 10 episodes (``python -m sample_factory.eval --max_num_episodes=10``) and
-one ``zoo`` record is appended to ``bench/results/zoo.jsonl`` (see bench/records.py) with:
+training: at the limit (or on Ctrl+C / SIGTERM) the run is stopped in order (a checkpoint is written), and the
+record is marked partial. Then the policy is evaluated over 10 episodes (``python -m sample_factory.eval
+--max_num_episodes=10``) and one ``zoo`` record is appended to ``bench/results/zoo.jsonl`` (see bench/records.py) with:
 
 - ``score_mean``, ``score_std``: the evaluation's episode rewards; ``published_mean``/``published_std``, ``passes``;
 - ``env_steps``, ``budget``, ``complete``; ``train_wall_s``: the training time of every call on this experiment;
@@ -59,27 +59,36 @@ def eval_command(python: str, task: ZooTask, train_dir: str, experiment: str, ep
     ]  # fmt: skip
 
 
+INTERRUPTED = 2  # the exit code of a training run stopped in order by a signal
+
+
 def run_training(command: list[str], log_path: Path, max_seconds: float | None) -> tuple[int, float, bool]:
-    """(exit code, seconds, stopped at the limit). At the limit the run gets SIGINT (orderly stop, checkpoint)."""
+    """(exit code, seconds, stopped before its budget). At the limit, or when this script gets SIGINT/SIGTERM, the run
+    gets SIGTERM: it stops in order and writes a checkpoint (SIGTERM, not SIGINT: a run started from a background
+    shell inherits an ignored SIGINT)."""
     start = time.monotonic()
     with open(log_path, "a") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def stop_run(signum: int = 0, frame: object = None) -> None:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+
+        previous = {sig: signal.signal(sig, stop_run) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            process.wait(timeout=max_seconds)
-            stopped = False
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGINT)
             try:
-                process.wait(timeout=120)
+                process.wait(timeout=max_seconds)
+            except subprocess.TimeoutExpired:
+                stop_run()
+            try:
+                process.wait(timeout=300)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-            stopped = True
-        except BaseException:
-            os.killpg(process.pid, signal.SIGINT)
-            process.wait()
-            raise
-    return process.returncode, time.monotonic() - start, stopped
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    return process.returncode, time.monotonic() - start, process.returncode == INTERRUPTED
 
 
 def read_reward_curve(summary_dir: Path) -> list[tuple[int, float, float]]:

@@ -114,3 +114,16 @@ def test_zoo_trains_evaluates_and_records_a_task(tmp_path, monkeypatch):
     assert f["passes"] is False  # 8k steps of CartPole are far from 500
     state = json.loads((tmp_path / "runs" / "zoo_cartpole_tiny_s1" / zoo.STATE_FILE).read_text())
     assert state["calls"] == 1
+
+
+def test_zoo_stops_a_run_at_its_time_limit_and_records_it_as_partial(tmp_path, monkeypatch):
+    task = zoo_tasks.ZooTask("CartPole-v1", "sf_examples.train_gym_env", 10**9, 500.0, 0.0, "test", extra_flags=(
+        "--num_workers=1", "--num_envs_per_worker=4", "--device=cpu", "--experiment_summaries_interval=1"))  # fmt: skip
+    monkeypatch.setitem(zoo.TASKS, "cartpole_endless", task)
+    argv = ["cartpole_endless", f"--train_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path}", "--episodes=2",
+            "--max_hours=0.003"]  # fmt: skip
+    assert zoo.main(argv) == 0
+    (record,) = records.load("zoo", tmp_path)
+    assert record["figures"]["complete"] is False and 0 < record["figures"]["env_steps"] < 10**9
+    assert record["figures"]["episodes"] == 2
+    assert any((tmp_path / "runs" / "zoo_cartpole_endless_s1" / "checkpoint_p0").glob("checkpoint_*.pth"))
