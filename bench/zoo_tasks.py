@@ -72,7 +72,9 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def _hours(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds / 3600:.2f} h"
+    if seconds is None:
+        return "n/a"
+    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds / 3600:.2f} h"
 
 
 def zoo_table(records: list[dict[str, Any]]) -> str:
