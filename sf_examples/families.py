@@ -39,11 +39,10 @@ MUJOCO = EnvFamily(
     name="mujoco",
     train_script="sf_examples.mujoco.train_mujoco",
     register="sf_examples.mujoco.train_mujoco:register_mujoco_components",
-    add_args=f"{_MUJOCO_PARAMS}:add_mujoco_env_args",
-    override_defaults=f"{_MUJOCO_PARAMS}:mujoco_override_defaults",
+    add_args=f"{_MUJOCO_PARAMS}:add_mujoco_flags",
+    override_defaults=f"{_MUJOCO_PARAMS}:set_mujoco_defaults",
     env_prefix="mujoco_",  # every name of MUJOCO_ENVS; a misspelt mujoco_* name fails in register_family_env
     defaults_take_evaluation=True,
-    env_name_first=True,
 )
 ATARI = EnvFamily(
     name="atari",

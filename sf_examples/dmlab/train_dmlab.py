@@ -49,7 +49,7 @@ def register_dmlab_envs(level_caches: Sequence[DmlabLevelCache] | None = None) -
     register_family_envs(DMLAB_ENVS, DmlabEnvWithCache(level_caches) if level_caches else make_dmlab_env)
 
 
-def register_dmlab_family(env_name: str) -> None:
+def register_dmlab_family(env_name: str | None = None) -> None:
     """The family's hook for generic tools (eval, the throughput tool): a missing simulator fails here, in the
     main process, with the one-line build hint, instead of inside a worker."""
     del env_name  # every name is registered

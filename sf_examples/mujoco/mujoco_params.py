@@ -54,10 +54,8 @@ MUJOCO_DEFAULTS: dict[str, Any] = {
 }
 
 
-def add_mujoco_env_args(env: str | None, parser: argparse.ArgumentParser) -> None:
-    """The family's own flags (saved in config.json, so enjoy renders the same way); the same for every task, so
-    the env name that comes first (the family's hooks take it, as Sample Factory 2's do) is unused."""
-    del env
+def add_mujoco_flags(parser: argparse.ArgumentParser) -> None:
+    """The family's own flags (saved in config.json, so enjoy renders the same way): the family table's hook."""
     group = parser.add_argument_group("MuJoCo", "Flags of the mujoco_* envs.")
     group.add_argument(
         "--mujoco_render_width",
@@ -68,8 +66,19 @@ def add_mujoco_env_args(env: str | None, parser: argparse.ArgumentParser) -> Non
     group.add_argument("--mujoco_render_height", type=int, default=240, help="Height of recorded video frames.")
 
 
-def mujoco_override_defaults(env: str | None, parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
-    """Family defaults (``MUJOCO_DEFAULTS``), the same for every task and for training and evaluation."""
-    del env
+def set_mujoco_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:
+    """Family defaults (``MUJOCO_DEFAULTS``), the same for training and evaluation: the family table's hook."""
     del evaluation  # enjoy and eval sample actions unless --eval_deterministic=True, as in Sample Factory 2
     parser.set_defaults(**MUJOCO_DEFAULTS)
+
+
+def add_mujoco_env_args(env: str | None, parser: argparse.ArgumentParser) -> None:
+    """Sample Factory 2's form of :func:`add_mujoco_flags`: the env name first (the same flags for every task)."""
+    del env
+    add_mujoco_flags(parser)
+
+
+def mujoco_override_defaults(env: str | None, parser: argparse.ArgumentParser) -> None:
+    """Sample Factory 2's form of :func:`set_mujoco_defaults`: the env name first (the same for every task)."""
+    del env
+    set_mujoco_defaults(parser)

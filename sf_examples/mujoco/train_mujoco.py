@@ -16,7 +16,7 @@ from sf_examples.entry_points import FamilyFlags, register_family_envs, train_fa
 from sf_examples.families import MUJOCO
 from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS, make_mujoco_env
 
-MUJOCO_FLAGS = FamilyFlags.of(MUJOCO, enjoy_script="sf_examples.mujoco.enjoy_mujoco", default_env="")
+MUJOCO_FLAGS = FamilyFlags.of(MUJOCO, enjoy_script="sf_examples.mujoco.enjoy_mujoco")
 
 
 def register_mujoco_components() -> None:

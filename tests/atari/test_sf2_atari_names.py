@@ -50,3 +50,21 @@ def test_register_atari_envs_registers_every_game() -> None:
         assert "atari_breakout" in global_env_registry() and "atari_montezuma" in global_env_registry()
     finally:
         reset_global_context()
+
+
+def test_generic_tools_reach_the_family_hooks() -> None:
+    """``sample_factory.eval`` and the throughput tool register and parse through the family table."""
+    from sample_factory.cfg.arguments import parse_sf_args
+    from sample_factory.envs.env_families import add_family_args, register_family_env
+    from sf_examples.families import register_example_families
+
+    reset_global_context()
+    try:
+        register_example_families()
+        parser, _ = parse_sf_args(["--env=atari_pong"], evaluation=True)
+        add_family_args(parser, "atari_pong", evaluation=True)
+        assert parser.get_default("rollout") == 128
+        register_family_env("atari_pong")
+        assert "atari_pong" in global_env_registry()
+    finally:
+        reset_global_context()

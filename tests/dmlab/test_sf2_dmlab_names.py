@@ -191,3 +191,19 @@ def test_components_register_envs_with_caches(tmp_path: Path) -> None:
 
 def test_scripted_env_is_a_gym_env() -> None:
     assert isinstance(DmlabGymEnv(0, WATERMAZE, lab_factory=Lab), gym.Env)
+
+
+def test_generic_tools_reach_the_family_hooks() -> None:
+    """``sample_factory.eval`` and the throughput tool register and parse through the family table."""
+    from sample_factory.cfg.arguments import parse_sf_args
+    from sample_factory.envs.env_families import add_family_args, register_family_env
+    from sample_factory.envs.env_utils import MissingDependencyError
+    from sf_examples.families import register_example_families
+
+    register_example_families()
+    parser, _ = parse_sf_args(["--env=dmlab_30"], evaluation=True)
+    add_family_args(parser, "dmlab_30", evaluation=True)
+    assert parser.get_default("rnn_type") == "lstm"
+    if not dmlab_available():
+        with pytest.raises(MissingDependencyError, match="deepmind_lab"):
+            register_family_env("dmlab_30")

@@ -36,3 +36,18 @@ def test_flag_hooks_take_the_env_name_first() -> None:
     assert parser.parse_args([]).mujoco_render_width == 320
     key = next(iter(MUJOCO_DEFAULTS))
     assert parser.get_default(key) == MUJOCO_DEFAULTS[key]
+
+
+def test_generic_tools_reach_the_family_hooks(clean_context) -> None:
+    """``sample_factory.eval`` and the throughput tool register and parse through the family table."""
+    from sample_factory.algo.utils.context import global_env_registry
+    from sample_factory.cfg.arguments import parse_sf_args
+    from sample_factory.envs.env_families import add_family_args, register_family_env
+    from sf_examples.families import register_example_families
+
+    register_example_families()
+    parser, _ = parse_sf_args(["--env=mujoco_ant"], evaluation=True)
+    add_family_args(parser, "mujoco_ant", evaluation=True)
+    assert parser.parse_args(["--env=mujoco_ant"]).mujoco_render_width == 320
+    register_family_env("mujoco_ant")
+    assert "mujoco_ant" in global_env_registry()
