@@ -10,6 +10,7 @@ whose first argument is the run's config, and then build the real component (who
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +47,19 @@ def passed(*values: object) -> list[object]:
     if any(value is UNSET for value in args):
         raise TypeError("a positional argument is missing before the last one passed")
     return args
+
+
+def require_package_form(role: object, first_argument: object, supported: str) -> None:
+    """Raise :func:`sf2_wiring_error` unless ``first_argument`` starts this package's form; the message lists the
+    parameters of ``type(role).__init__`` (Sample Factory 2's)."""
+    if is_package_form(first_argument):
+        return
+    parameters = []
+    for parameter in list(inspect.signature(type(role).__init__).parameters.values())[1:]:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            break
+        parameters.append(parameter.name)
+    raise sf2_wiring_error(type(role).__name__, ", ".join(parameters), supported)
 
 
 def sf2_wiring_error(name: str, sf2_parameters: str, supported: str) -> TypeError:
@@ -91,3 +105,10 @@ def _built_elsewhere(router: Router, shared: SharedState) -> list[Component]:
 def worker_loop_spec(name: str, kind: str, worker_idx: int | None = None, policy_id: int | None = None) -> LoopSpec:
     """The loop spec of an existing component, for :func:`init_component_process`."""
     return LoopSpec(name, kind, [name], _built_elsewhere, worker_idx=worker_idx, policy_id=policy_id)
+
+
+def init_rollout_worker_process(sf_context: SampleFactoryContext | None, worker: Any) -> None:
+    """Sample Factory 2's name, at ``sampling.rollout_worker``: set up the calling process for rollout ``worker`` (any
+    object with ``name``, ``cfg`` and ``worker_idx``) as the parallel runner sets up a rollout worker's process."""
+    spec = worker_loop_spec(worker.name, "rollout", worker_idx=worker.worker_idx)
+    init_component_process(sf_context, worker.cfg, spec)

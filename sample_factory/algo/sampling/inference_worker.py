@@ -19,12 +19,22 @@ import sys
 import time
 import traceback
 from collections import defaultdict
+from typing import Any
 
 import torch
 
 from sample_factory.algo.runners.components import PolicyWiring
+from sample_factory.algo.runners.sf2_constructors import (
+    SAMPLING_INSTEAD,
+    UNSET,
+    init_component_process,
+    passed,
+    require_package_form,
+    worker_loop_spec,
+)
 from sample_factory.algo.sampling.inference_fast_paths import inference_fast_paths
 from sample_factory.algo.sampling.request_batching import RequestBatching
+from sample_factory.algo.utils.context import SampleFactoryContext
 from sample_factory.algo.utils.cpu_sharing import holds_requests
 from sample_factory.algo.utils.host_staging import StagedGather
 from sample_factory.algo.utils.wiring import RUNNER, inference_worker_name, rollout_worker_name
@@ -46,7 +56,9 @@ def _wake_up() -> None:
     """A timer's callback: the loop iteration it ends runs the after-message hook, which serves held requests."""
 
 
-class InferenceWorker(Component):
+class InferenceWorkerComponent(Component):
+    """An inference worker of one policy (module docstring); ``loop_specs.build_inference_worker`` builds it."""
+
     def __init__(self, cfg: Config, wiring: PolicyWiring, worker_idx: int, router: Router) -> None:
         """``wiring`` is the policy's share of the run: its spaces, its trajectory buffers, whose slot is whose (to
         drop a dead rollout worker's requests) and its published weights."""
@@ -205,3 +217,34 @@ class InferenceWorker(Component):
     def on_stop_requested(self) -> None:
         self.send(RUNNER, "on_component_stopped", self.name, self.timing.tree_str())
         self.loop.component_stopped(self.name)
+
+
+class InferenceWorker(InferenceWorkerComponent):
+    """Sample Factory 2's ``InferenceWorker(event_loop, policy_id, worker_idx, buffer_mgr, param_server,
+    inference_queue, cfg, env_info)``, which raises naming the supported ways (``runners.sf2_constructors``);
+    ``InferenceWorker(cfg, wiring, worker_idx, router)``, this package's form, builds an ``InferenceWorkerComponent``.
+    """
+
+    def __init__(
+        self,
+        event_loop: Any,
+        policy_id: Any = UNSET,
+        worker_idx: Any = UNSET,
+        buffer_mgr: Any = UNSET,
+        param_server: Any = UNSET,
+        inference_queue: Any = UNSET,
+        cfg: Any = UNSET,
+        env_info: Any = UNSET,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        require_package_form(self, event_loop, SAMPLING_INSTEAD)
+        values = (event_loop, policy_id, worker_idx, buffer_mgr, param_server, inference_queue, cfg, env_info)
+        super().__init__(*passed(*values, *args), **kwargs)
+
+
+def init_inference_process(sf_context: SampleFactoryContext | None, worker: InferenceWorkerComponent) -> None:
+    """Set up the calling process for inference ``worker`` as the parallel runner sets up an inference worker's
+    process: the registries of ``sf_context`` and the inference settings (``runners.sf2_constructors``)."""
+    spec = worker_loop_spec(worker.name, "inference", worker_idx=worker.worker_idx, policy_id=worker.policy_id)
+    init_component_process(sf_context, worker.cfg, spec)

@@ -7,8 +7,8 @@ from functools import partial
 
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.sampling.evaluator import Evaluator, eval_env_name
-from sample_factory.algo.sampling.inference_worker import InferenceWorker
-from sample_factory.algo.sampling.rollout_worker import RolloutWorker
+from sample_factory.algo.sampling.inference_worker import InferenceWorkerComponent
+from sample_factory.algo.sampling.rollout_worker import RolloutWorkerComponent
 from sample_factory.algo.utils.wiring import evaluator_name, inference_worker_name, rollout_worker_name
 from sample_factory.envs.env_families import discover_env_families, register_family_env
 from sample_factory.envs.env_utils import UnknownEnvError, get_make_env_func
@@ -17,12 +17,14 @@ from sample_factory.utils.typing import Config
 
 
 def build_rollout_worker(worker_idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = RolloutWorker(s.cfg, s.env_info, worker_idx, router, s.buffers, s.slot_owners, s.sampler_states, s.restart)
+    worker = RolloutWorkerComponent(
+        s.cfg, s.env_info, worker_idx, router, s.buffers, s.slot_owners, s.sampler_states, s.restart
+    )
     return [worker]
 
 
 def build_inference_worker(policy_id: int, idx: int, router: Router, s: SharedState) -> list[Component]:
-    worker = InferenceWorker(s.cfg, s.for_policy(policy_id), idx, router)
+    worker = InferenceWorkerComponent(s.cfg, s.for_policy(policy_id), idx, router)
     return [worker]
 
 

@@ -1,18 +1,14 @@
 """Rollout worker: owns ``--num_envs_per_worker`` envs split into ``--worker_num_splits`` groups.
 
-Double-buffered sampling: each split waits for its actions independently, so
-while the inference worker computes actions for one split the other one steps
-its envs. Per step, a split sends one small request per policy
-(``worker, split, t, slots``) and receives one reply (``on_actions_ready``);
-the splits stepped on one reply send their requests together, in one message
-per inference worker. After
-``--rollout`` steps the full trajectory slots go to each policy's batcher and
-fresh slots are taken from this worker's own free list; when none are free
-(the learner is behind) the split waits, which pauses collection.
+Double-buffered sampling: each split waits for its actions independently, so while the inference worker computes
+actions for one split the other one steps its envs. Per step, a split sends one small request per policy (``worker,
+split, t, slots``) and receives one reply (``on_actions_ready``); the splits stepped on one reply send their
+requests together, in one message per inference worker. After ``--rollout`` steps the full trajectory slots go to
+each policy's batcher and fresh slots are taken from this worker's own free list; when none are free (the learner is
+behind) the split waits, which pauses collection.
 
-The worker owns a fixed set of slots (``shared_buffers.SlotOwners``) and is
-the only one that hands them out, so taking a slot touches no shared queue.
-Whoever is done with slots sends them back with ``on_slots_freed``, and that
+The worker owns a fixed set of slots (``shared_buffers.SlotOwners``) and is the only one that hands them out, so
+taking a slot touches no shared queue. Whoever is done with slots sends them back with ``on_slots_freed``, and that
 message resumes the waiting splits at once: no polling, no sleep, no timeout.
 """
 
@@ -26,6 +22,7 @@ import traceback
 
 import numpy as np
 
+from sample_factory.algo.runners import sf2_constructors as sf2
 from sample_factory.algo.sampling.actor_buffers import ActorBuffers
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
@@ -58,7 +55,9 @@ from sample_factory.utils.typing import Config
 STATS_REPORT_PERIOD = 1.0
 
 
-class RolloutWorker(Component):
+class RolloutWorkerComponent(Component):
+    """A rollout worker (module docstring); ``loop_specs.build_rollout_worker`` builds it."""
+
     def __init__(
         self,
         cfg: Config,
@@ -475,3 +474,25 @@ class RolloutWorker(Component):
                 runner.close()
             except Exception:  # an env that fails to close must not keep the others open
                 log.warning("%s: an env failed to close:\n%s", self.name, traceback.format_exc())
+
+
+class RolloutWorker(RolloutWorkerComponent):
+    """Sample Factory 2's constructor (``runners.sf2_constructors``); this package's form builds the component."""
+
+    def __init__(
+        self,
+        event_loop: object,
+        worker_idx: object = sf2.UNSET,
+        buffer_mgr: object = sf2.UNSET,
+        inference_queues: object = sf2.UNSET,
+        cfg: object = sf2.UNSET,
+        env_info: object = sf2.UNSET,
+        *args: object,
+        **kwargs: object,
+    ) -> None:
+        sf2.require_package_form(self, event_loop, sf2.SAMPLING_INSTEAD)
+        args = sf2.passed(event_loop, worker_idx, buffer_mgr, inference_queues, cfg, env_info, *args)
+        super().__init__(*args, **kwargs)
+
+
+init_rollout_worker_process = sf2.init_rollout_worker_process  # Sample Factory 2's name at its path

@@ -195,8 +195,70 @@ def run_sampler(cfg: Config, callback: TrajectoryCallback) -> StatusCode:
     return runner.run() if status == ExperimentStatus.SUCCESS else status
 
 
-# ---------------------------------------------------------------- SerialSampler
-class SerialSampler:
+# ---------------------------------------------------------------- samplers on an event loop of the caller's
+class AbstractSampler:
+    """Base of the samplers whose components live on an event loop the caller gives (Sample Factory 2's parameters).
+
+    Keeps what every such sampler is made from; ``init()`` puts the components on the loop, ``stop()`` asks them to
+    stop. ``unique_name``: a name for the sampler, for the caller's own bookkeeping.
+    """
+
+    def __init__(
+        self,
+        event_loop: EventLoop,
+        buffer_mgr: Any,
+        param_servers: Mapping[PolicyID, Any] | None,
+        cfg: Config,
+        env_info: EnvInfo | None,
+        unique_name: str = "sampler",
+    ) -> None:
+        self.event_loop = event_loop
+        self.buffer_mgr = buffer_mgr
+        self.param_servers = param_servers
+        self.cfg = cfg
+        self.env_info = env_info
+        self.unique_name = unique_name
+
+    def init(self) -> None:
+        """Build the components onto the event loop."""
+        raise NotImplementedError(f"{type(self).__name__} must implement init()")
+
+    def stop(self) -> None:
+        """Ask every component to stop."""
+        raise NotImplementedError(f"{type(self).__name__} must implement stop()")
+
+
+class Sampler(AbstractSampler):
+    """Base of the samplers made of rollout workers and inference workers (``SerialSampler`` here)."""
+
+
+class ParallelSampler(Sampler):
+    """Sample Factory 2's sampler whose workers run in processes wired to the caller's event loop by its own plumbing.
+
+    This package starts worker processes only from a runner, which owns their life cycle (start-up, restarts,
+    shutdown); constructing this class raises, naming the ways to sample in parallel.
+    """
+
+    def __init__(
+        self,
+        event_loop: EventLoop,
+        buffer_mgr: Any,
+        param_servers: Mapping[PolicyID, Any] | None,
+        cfg: Config,
+        env_info: EnvInfo | None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        raise TypeError(
+            "ParallelSampler(event_loop, buffer_mgr, param_servers, cfg, env_info) is Sample Factory 2's wiring of "
+            "worker processes to its own event loop, which this package does not have: sample in worker processes "
+            "with sync_sampling_api.SyncSamplingAPI(cfg, env_info) or sampler.run_sampler(cfg, callback) and "
+            "--serial_mode=False, or put the workers on an event loop of yours with SerialSampler(event_loop, "
+            "buffer_mgr, param_servers, cfg, env_info)"
+        )
+
+
+class SerialSampler(Sampler):
     """The sampler's components (rollout and inference workers) on an event loop of the caller's, in this process.
 
     Sample Factory 2's name and first parameters. For us:
@@ -236,9 +298,8 @@ class SerialSampler:
                 "SerialSampler: the event loop already has a runner component; give the sampler a loop of its own "
                 "(a runner already drives sampling itself)"
             )
+        super().__init__(event_loop, buffer_mgr, param_servers, cfg, env_info or obtain_env_info(cfg))
         self.loop = event_loop
-        self.cfg = cfg
-        self.env_info = env_info or obtain_env_info(cfg)
         buffers, slot_owners = _trajectory_buffers(buffer_mgr, cfg, self.env_info)
         if param_servers:
             weights = sampling_policy_weights(cfg, self.env_info, True, param_servers)

@@ -114,6 +114,8 @@ class SyncSamplingAPI:
     Args:
         cfg: the full config (parsed flags), as for training.
         env_info: the env's spaces and agent count; ``None`` creates one env to read it.
+        buffer_mgr: Sample Factory 2's buffer manager. Not used: the sampler allocates the shared trajectory
+            buffers its worker processes map, and hands out private copies; pass ``None``.
         param_servers: ``{policy_id: ParameterServer or PolicyWeights}``; ``None`` samples with the experiment's
             latest checkpoint, or a freshly initialised model when there is none.
         max_queued_trajectories: how many trajectory batches may wait for the caller before the sampler pauses;
@@ -124,9 +126,16 @@ class SyncSamplingAPI:
         self,
         cfg: Config,
         env_info: EnvInfo | None = None,
+        buffer_mgr: Any = None,
         param_servers: Mapping[PolicyID, Any] | None = None,
         max_queued_trajectories: int | None = None,
     ) -> None:
+        if buffer_mgr is not None:
+            log.info(
+                "%s: the given buffer_mgr is not used: the sampler allocates the shared trajectory buffers of its "
+                "workers itself and returns private copies of the trajectories",
+                type(self).__name__,
+            )
         if cfg.num_policies != 1:
             raise ValueError(
                 f"SyncSamplingAPI samples one policy, got --num_policies={cfg.num_policies}: use --num_policies=1, "
@@ -159,6 +168,7 @@ class SyncSamplingAPI:
         specs = partial(handoff_specs, handoff=self.handoff)
         self._saved_handlers = _current_signal_handlers()  # the runner installs its own; stop() gives these back
         self.cfg, self.runner = make_sampler_runner(self.cfg, specs, self.env_info, self.param_servers)
+        self._configure_runner(self.runner)
         status = self.runner.init()
         if status != ExperimentStatus.SUCCESS:
             self.status = status
@@ -170,6 +180,9 @@ class SyncSamplingAPI:
             return
         self._thread = threading.Thread(target=self._run_parallel, name="sf_sampling_api_runner", daemon=True)
         self._thread.start()
+
+    def _configure_runner(self, runner: Any) -> None:
+        """Hook for subclasses: called with the runner before it starts (e.g. to register handlers on it)."""
 
     def _run_parallel(self) -> None:
         try:

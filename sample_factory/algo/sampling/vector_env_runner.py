@@ -42,13 +42,17 @@ class VectorEnvRunner:
         self,
         cfg: Config,
         env_info: EnvInfo,
-        num_envs: int,
         worker_idx: int,
         split_idx: int,
         buffer_mgr: TensorDict | None,
         sampling_device: str,
-        training_info: list[dict | None] | None,
+        num_envs: int | None = None,
+        training_info: list[dict | None] | None = None,
     ) -> None:
+        """Sample Factory 2's base parameters; ``num_envs`` defaults to one split's share of
+        ``--num_envs_per_worker`` (the two runner classes take it third, as Sample Factory 2's do)."""
+        if num_envs is None:
+            num_envs = cfg.num_envs_per_worker // max(1, cfg.worker_num_splits)
         if torch.device(sampling_device).type != "cpu":
             raise ValueError(
                 f"sampling_device={sampling_device!r} is not supported: trajectories live in CPU (shared) memory "
