@@ -32,7 +32,7 @@ from sample_factory.algo.utils.context import SampleFactoryContext, set_global_c
 from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 from sample_factory.envs.create_env import create_env, make_env_config
 from sample_factory.envs.env_families import register_cfg_env
-from sample_factory.envs.env_info import is_multiagent_env
+from sample_factory.envs.env_info import get_multiagent_info
 from sample_factory.envs.env_utils import (
     MissingDependencyError,
     UnknownEnvError,
@@ -82,8 +82,7 @@ class _RandomActor:
     """Random actions for every agent of an env; Discrete spaces are sampled for all agents in one numpy call."""
 
     def __init__(self, env: Any, seed: int) -> None:
-        self.num_agents = int(getattr(env, "num_agents", 1))
-        self.multiagent = is_multiagent_env(env)
+        self.multiagent, self.num_agents = get_multiagent_info(env)  # found through any chain of wrappers
         self.space = env.action_space
         self.space.seed(seed)
         self.rng = np.random.default_rng(seed)
