@@ -295,13 +295,16 @@ def reset_env(env: Any, seed: int | None = None, **kwargs: Any) -> Any:
     written for it may define ``reset(self)``, also below a wrapper whose ``reset(**kwargs)`` passes the seed on
     (the ``TypeError`` naming ``seed`` then says so). Such an env keeps its own randomness (said once per env type).
     """
+    below = ""
     if reset_takes_seed(env):
         try:
             return env.reset(seed=seed, **kwargs)
         except TypeError as exc:
             if "unexpected keyword argument 'seed'" not in str(exc):
                 raise
-    if seed is not None and type(env).__qualname__ not in _warned_seedless:
-        _warned_seedless.add(type(env).__qualname__)
-        log.info("%s.reset() takes no seed: it is reset without one (--seed does not seed it)", type(env).__qualname__)
+            below = " (below it, a wrapper's does)"
+    name = type(env).__qualname__
+    if seed is not None and name not in _warned_seedless:
+        _warned_seedless.add(name)
+        log.info("%s.reset() takes no seed%s: it is reset without one (--seed does not seed it)", name, below)
     return env.reset(**kwargs)

@@ -141,6 +141,11 @@ def make_recorded_pole(full_env_name, cfg=None, env_config=None, render_mode=Non
 
 
 def make_scored_pole(full_env_name, cfg=None, env_config=None, render_mode=None):
+    return BalanceSteps(gym.make("CartPole-v1", render_mode=render_mode))
+
+
+def make_scored_recorded_pole(full_env_name, cfg=None, env_config=None, render_mode=None):
+    """The recorder below a wrapper whose ``reset(**kwargs)`` passes everything on."""
     return BalanceSteps(FrameRecorder(gym.make("CartPole-v1", render_mode=render_mode)))
 
 
@@ -150,4 +155,5 @@ ENV_FACTORIES = {
     "project_wrong_shape_pole": make_wrong_shape_pole,
     "project_recorded_pole": make_recorded_pole,
     "project_scored_pole": make_scored_pole,
+    "project_scored_recorded_pole": make_scored_recorded_pole,
 }

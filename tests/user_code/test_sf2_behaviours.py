@@ -144,6 +144,16 @@ def test_a_reset_without_seed_parameter_works_in_training_evaluator_enjoy_and_ev
     assert len(recorded) >= 3 and all("steps=" in line for line in recorded), recorded
 
 
+def test_a_reset_without_seed_parameter_below_a_wrapper_passing_kwargs_on(tmp_path: Path) -> None:
+    recorder_log = tmp_path / "recorder.log"
+    flags = ["--serial_mode=True", "--train_for_env_steps=512"]
+    result = run_project("train", "project_scored_recorded_pole", tmp_path, *flags, recorder_log=recorder_log)
+    assert result.returncode == 0, result.explain()
+    assert "unexpected keyword argument 'seed'" not in result.output, result.explain()
+    assert phase(result, "train").count("BalanceSteps.reset() takes no seed (below it, a wrapper's does)") == 1
+    assert recorder_log.read_text().count("steps=") == 2  # the two envs of the one rollout worker
+
+
 # ---- the same, one call at a time --------------------------------------------------------------------------------
 
 
