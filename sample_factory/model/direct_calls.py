@@ -18,6 +18,7 @@ from collections.abc import Collection
 
 from torch import nn
 
+from sample_factory.compat.torch_internals import is_compiled_module
 from sample_factory.model.fast_path_checks import global_hooks, module_hooks
 
 _DIRECT_CLASSES: dict[type, type] = {}
@@ -64,7 +65,7 @@ def call_forward_directly(model: nn.Module, force: bool = False, leave: Collecti
     for module in model.modules():
         if id(module) in left or (not force and direct_call_blocker(module) is not None):
             continue
-        if getattr(module, "_compiled_call_impl", None) is not None:
+        if is_compiled_module(module):
             continue  # torch.compile'd: its call goes to the compiled code
         cls = type(module)
         if cls.forward is nn.Module.forward or cls in _DIRECT_CLASSES.values():

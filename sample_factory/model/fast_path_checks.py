@@ -28,8 +28,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 from torch import Tensor, nn
-from torch.nn.modules import module as torch_module
 
+from sample_factory.compat.torch_internals import global_module_hooks, module_hook_kinds
 from sample_factory.model.encoder import ACTION_MASK_KEY, as_dict_space
 from sample_factory.utils.torch_utils import as_channels_last
 from sample_factory.utils.utils import log
@@ -60,13 +60,6 @@ _LIBRARY_PACKAGES = ("sample_factory.", "torch.nn.")
 # modules of the example families' own models, which the tests run through every check (so the checks themselves,
 # about half a second of a Doom run's start-up, are not repeated at each start): tests/model/test_family_models.py
 FAMILY_MODEL_MODULES = frozenset({"sf_examples.vizdoom.doom.doom_model"})
-_MODULE_HOOKS = {
-    "_forward_hooks": "forward hook",
-    "_forward_pre_hooks": "forward pre-hook",
-    "_backward_hooks": "backward hook",
-    "_backward_pre_hooks": "backward pre-hook",
-}
-_GLOBAL_HOOKS = tuple(f"_global{name}" for name in _MODULE_HOOKS)
 
 Outputs = dict[str, Tensor | None]
 
@@ -94,12 +87,12 @@ def switched(env_name: str) -> frozenset[str]:
 
 def global_hooks() -> bool:
     """Whether a module hook is registered for every module (``torch.nn.modules.module.register_module_*_hook``)."""
-    return any(getattr(torch_module, name, None) for name in _GLOBAL_HOOKS)
+    return global_module_hooks()
 
 
 def module_hooks(module: nn.Module) -> list[str]:
     """The kinds of hooks registered on ``module`` itself (e.g. ``forward pre-hook``)."""
-    return [kind for name, kind in _MODULE_HOOKS.items() if getattr(module, name, None)]
+    return module_hook_kinds(module)
 
 
 def is_library_module(module: nn.Module) -> bool:

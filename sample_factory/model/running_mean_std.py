@@ -22,6 +22,8 @@ import gymnasium as gym
 import torch
 from torch import Tensor, nn
 
+from sample_factory.compat.torch_internals import tensor_version
+
 DEFAULT_EPSILON = 1e-5
 DEFAULT_CLIP = 5.0
 
@@ -162,10 +164,11 @@ class RunningMeanStdInPlace(nn.Module):
         their version counters move) or are replaced (``.to(device)``: other tensor objects); the key sees both.
         """
         mean_src, var_src = self.running_mean, self.running_var
-        key = (mean_src._version, var_src._version, dtype)
+        key = (tensor_version(mean_src), tensor_version(var_src), dtype)  # None: unknown, so no cache
         cached = self._cached_key
-        if cached is not None and cached[0] is mean_src and cached[1] is var_src and cached[2] == key:
-            return self._cached_mean_std
+        if key[0] is not None and cached is not None and cached[0] is mean_src and cached[1] is var_src:
+            if cached[2] == key:
+                return self._cached_mean_std
         with torch.inference_mode(False):  # normal tensors even inside inference mode: autograd may save them later
             mean_std = (mean_src.to(dtype), torch.sqrt(var_src + self.epsilon).to(dtype))
         self._cached_key, self._cached_mean_std = (mean_src, var_src, key), mean_std

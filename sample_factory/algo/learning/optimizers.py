@@ -4,16 +4,21 @@ an Adam step."""
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 from collections.abc import Iterable
 
 import torch
 from torch import Tensor
-from torch.optim import optimizer as torch_optimizer
 from torch.optim.adam import adam as adam_functional
 
 from sample_factory.algo.utils.optimizers import Lamb
+from sample_factory.compat.torch_internals import (
+    adam_init_group,
+    fill_dynamo_disable_caches,
+    foreach_norms,
+    foreach_scale,
+    optimizer_step_hooks,
+)
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import log
 
@@ -28,9 +33,9 @@ def clip_grad_norm(grads: list[Tensor], max_norm: float) -> Tensor:
     """
     if not grads:
         return torch.zeros(())
-    total_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    total_norm = torch.linalg.vector_norm(torch.stack(foreach_norms(grads)))
     if max_norm != float("inf"):
-        torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
+        foreach_scale(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
     return total_norm
 
 
@@ -88,25 +93,8 @@ class LeanAdamStep:
 
     def _create_moments(self, group: dict) -> bool:
         """The missing moments and step counters of ``group``'s parameters with gradients, made by torch's own
-        ``Adam._init_group``; False where this torch's method does not take the arguments of torch 2.x."""
-        init_group = getattr(self.optimizer, "_init_group", None)
-        if init_group is None:
-            return False
-        try:
-            signature = inspect.signature(init_group)
-        except (TypeError, ValueError):
-            return False
-        if list(signature.parameters) != _ADAM_INIT_GROUP_PARAMETERS:
-            return False
-        with torch.no_grad():
-            init_group(group, [], [], [], [], [], [])
-        return True
-
-
-# the arguments of torch.optim.Adam._init_group after self (as of torch 2.13)
-_ADAM_INIT_GROUP_PARAMETERS = [
-    "group", "params_with_grad", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs", "state_steps",
-]  # fmt: skip
+        ``Adam._init_group`` (``compat.torch_internals``); False where that is not available."""
+        return adam_init_group(self.optimizer, group)
 
 
 def _fused_adam_update(
@@ -140,12 +128,7 @@ def _fused_adam_update(
 
 def _has_step_hooks(optimizer: torch.optim.Optimizer) -> bool:
     """Hooks that ``optimizer.step()`` would call: the optimiser's own and the global ones."""
-    return bool(
-        optimizer._optimizer_step_pre_hooks
-        or optimizer._optimizer_step_post_hooks
-        or torch_optimizer._global_optimizer_pre_hooks
-        or torch_optimizer._global_optimizer_post_hooks
-    )
+    return optimizer_step_hooks(optimizer)
 
 
 class FlatAdam:
@@ -346,28 +329,18 @@ def skip_dynamo_import() -> bool:
     """
     global _dynamo_decision_logged
     loaded = "torch._dynamo" in sys.modules
-    filled = False
-    if not loaded:
-        wrapper_code = torch._disable_dynamo(lambda: None).__code__
-        for cls in _optimizer_classes():
-            for attribute in vars(cls).values():
-                wrapped = getattr(attribute, "__wrapped__", None)
-                if getattr(attribute, "__code__", None) is wrapper_code and callable(wrapped):
-                    setattr(wrapped, _DYNAMO_DISABLE_CACHE, wrapped)
-                    filled = True
+    filled = fill_dynamo_disable_caches(_optimizer_classes())
     if not _dynamo_decision_logged:
         _dynamo_decision_logged = True
         if filled:
             log.info("Optimizer: torch.optim's dynamo guards skipped (torch._dynamo is not loaded: no import needed)")
         else:
-            why = "torch._dynamo is loaded already" if loaded else "this torch builds them differently"
+            why = "torch._dynamo is loaded already" if loaded else "this torch builds them differently, or it is off"
             log.info("Optimizer: torch.optim's dynamo guards kept: %s", why)
     return filled
 
 
 _dynamo_decision_logged = False
-# the attribute torch._disable_dynamo caches its wrapper in, on the function it wraps
-_DYNAMO_DISABLE_CACHE = "__dynamo_disable"
 
 
 def _optimizer_classes() -> list[type]:
