@@ -30,7 +30,7 @@ def test_base_observer_hooks_are_no_ops():
     for hook in ("on_init", "on_connect_components", "on_start", "on_stop"):
         assert getattr(observer, hook)(runner) is None
     assert observer.on_training_step(runner, 1) is None
-    assert observer.extra_summaries(runner, 0, 100, writer=None) is None
+    assert observer.extra_summaries(runner, 0, None, 100) is None  # SF2's call order: writer, then env steps
 
 
 def test_notify_calls_every_observer_with_the_runner():
