@@ -308,3 +308,9 @@ def reset_env(env: Any, seed: int | None = None, **kwargs: Any) -> Any:
         _warned_seedless.add(name)
         log.info("%s.reset() takes no seed%s: it is reset without one (--seed does not seed it)", name, below)
     return env.reset(**kwargs)
+
+
+def reset_inner(env: Any, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+    """What a library wrapper calls to reset the env it wraps: the seed and options only where given and accepted,
+    so a user's env or wrapper whose ``reset(self)`` takes neither still works below the library's wrappers."""
+    return reset_env(env, seed, **({} if options is None else {"options": options}))

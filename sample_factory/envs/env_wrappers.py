@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from sample_factory.envs.env_contract import reset_inner
 from sample_factory.envs.env_utils import MissingDependencyError
 
 # recording has its own module (image writers, folder layout); re-exported as Sample Factory 2 scripts import it here
@@ -48,7 +49,20 @@ def has_image_observations(observation_space: gym.Space) -> bool:
     return isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 3
 
 
-class _ImageObservationWrapper(gym.ObservationWrapper):
+class ResetsThrough:
+    """Mixed into the library's wrappers (before the gymnasium base): ``reset`` passes ``seed`` and ``options`` on only
+    where they were given and the wrapped env's ``reset`` accepts them, so a user's env or wrapper written for Sample
+    Factory 2 with ``reset(self)`` works below them; an observation wrapper still transforms the first observation.
+    """
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
+        obs, info = reset_inner(self.env, seed, options)
+        if isinstance(self, gym.ObservationWrapper):
+            obs = self.observation(obs)
+        return obs, info
+
+
+class _ImageObservationWrapper(ResetsThrough, gym.ObservationWrapper):
     """Base for wrappers that transform an image; finds the image in a Box space or in ``Dict["obs"]``."""
 
     def __init__(self, env: gym.Env) -> None:
@@ -186,7 +200,7 @@ class StackFramesWrapper(_ImageObservationWrapper):
         return np.stack(frames) if frames[0].ndim == 2 else np.concatenate(frames, axis=0)
 
 
-class RewardScalingWrapper(gym.RewardWrapper):
+class RewardScalingWrapper(ResetsThrough, gym.RewardWrapper):
     """Multiply rewards by ``scaling_factor`` so value targets stay in a range the critic learns easily.
 
     ``scale`` is the older name of ``scaling_factor``, still accepted; give one of them.
@@ -202,7 +216,7 @@ class RewardScalingWrapper(gym.RewardWrapper):
         return _map_reward(reward, lambda r: r * self.scaling_factor)
 
 
-class ClipRewardEnv(gym.RewardWrapper):
+class ClipRewardEnv(ResetsThrough, gym.RewardWrapper):
     """Clip rewards to ``[-clip, clip]`` so games with very different score scales train with one set of flags."""
 
     def __init__(self, env: gym.Env, clip: float = 1.0) -> None:
@@ -239,7 +253,7 @@ class TimeLimitWrapper(gym.Wrapper):
         variation = self.random_variation_steps
         self._episode_limit = self.limit + (int(self._rng.integers(-variation, variation + 1)) if variation else 0)
         self._steps = 0
-        return self.env.reset(seed=seed, options=options)
+        return reset_inner(self.env, seed, options)
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -263,7 +277,7 @@ def _to_torch(value: Any, device: torch.device | str) -> Any:
     return torch.as_tensor(np.asarray(value), device=device)
 
 
-class NumpyObsWrapper(gym.ObservationWrapper):
+class NumpyObsWrapper(ResetsThrough, gym.ObservationWrapper):
     """Convert observations (lists, lazy frames, torch tensors, dicts of them) to numpy arrays the sampler can copy."""
 
     def observation(self, observation: Obs) -> Obs:
@@ -282,7 +296,7 @@ class NumpyToTorchWrapper(gym.Wrapper):
         self.device = device
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = reset_inner(self.env, seed, options)
         return _to_torch(obs, self.device), info
 
     def step(self, action: Any) -> StepResult:
@@ -306,7 +320,7 @@ class RecordEpisodeStatistics(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
         self.episode_return, self.episode_length = 0.0, 0
-        return self.env.reset(seed=seed, options=options)
+        return reset_inner(self.env, seed, options)
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -322,7 +336,7 @@ class RecordEpisodeStatistics(gym.Wrapper):
 EpisodeStatisticsWrapper = RecordEpisodeStatistics
 
 
-class EpisodeCounterWrapper(gym.Wrapper):
+class EpisodeCounterWrapper(ResetsThrough, gym.Wrapper):
     """Number the episodes a single-agent env finishes, reported as ``info["episode_extra_stats"]["episode_number"]``.
 
     ``episode_count`` is how many episodes ended so far (the one ending now included, so the first is 1). The number
@@ -358,15 +372,15 @@ class NoopResetEnv(gym.Wrapper):
         self.noop_max, self.noop_action = noop_max, noop_action
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = reset_inner(self.env, seed, options)
         for _ in range(int(self.np_random.integers(1, self.noop_max + 1))):
             obs, _, terminated, truncated, info = self.env.step(self.noop_action)
             if terminated or truncated:
-                obs, info = self.env.reset(options=options)
+                obs, info = reset_inner(self.env, None, options)
         return obs, info
 
 
-class ActionRepeatWrapper(gym.Wrapper):
+class ActionRepeatWrapper(ResetsThrough, gym.Wrapper):
     """Apply each action ``repeat`` times and sum the rewards: one agent decision stands for several env frames.
 
     Stops early when the episode ends, so a step never runs into the next episode. ``info["num_frames"]`` is the
@@ -393,7 +407,7 @@ class ActionRepeatWrapper(gym.Wrapper):
         return obs, total_reward, terminated, truncated, info
 
 
-class MaxAndSkipEnv(gym.Wrapper):
+class MaxAndSkipEnv(ResetsThrough, gym.Wrapper):
     """Repeat each action ``skip`` times, sum rewards and max-pool the last two frames (removes Atari flicker).
 
     ``info["num_frames"]`` is the number of env frames actually stepped, so FPS counts real frames.
@@ -435,11 +449,11 @@ class EpisodicLifeEnv(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
         if self.game_over or seed is not None:
-            obs, info = self.env.reset(seed=seed, options=options)
+            obs, info = reset_inner(self.env, seed, options)
         else:
             obs, _, terminated, truncated, info = self.env.step(self.noop_action)
             if terminated or truncated:
-                obs, info = self.env.reset(options=options)
+                obs, info = reset_inner(self.env, None, options)
         self.game_over = False
         self.lives = info.get("lives", 0)
         return obs, info
@@ -464,9 +478,9 @@ class FireResetEnv(gym.Wrapper):
             raise ValueError(f"FireResetEnv needs action 1 to be 'FIRE' and >= 3 actions, got {meanings}")
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = reset_inner(self.env, seed, options)
         for action in (1, 2):
             obs, _, terminated, truncated, info = self.env.step(action)
             if terminated or truncated:
-                obs, info = self.env.reset(options=options)
+                obs, info = reset_inner(self.env, None, options)
         return obs, info

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from sample_factory.envs.env_contract import reset_inner
 from sample_factory.utils.utils import log, safe_ensure_dir_exists
 
 FrameWriter = Callable[[str, np.ndarray], str]
@@ -134,7 +135,7 @@ class RecordingWrapper(gym.Wrapper):
         self._frame_idx += 1
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
-        obs, info = self.env.reset(seed=seed, options=options)
+        obs, info = reset_inner(self.env, seed, options)
         self.episode_dir = self._new_episode_dir()
         self._frame_idx = 0
         self._record(obs)
