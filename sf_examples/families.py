@@ -112,6 +112,15 @@ DMLAB = EnvFamily(
     override_defaults="sf_examples.dmlab.dmlab_params:dmlab_override_defaults",
     env_prefix="dmlab_",  # a misspelt dmlab_* name fails in register_family_env
 )
+NETHACK = EnvFamily(
+    name="nethack",
+    train_script="sf_examples.nethack.train_nethack",
+    register="sf_examples.nethack.train_nethack:register_nethack_family",
+    add_args="sf_examples.nethack.nethack_params:add_nethack_env_args",
+    override_defaults="sf_examples.nethack.nethack_params:nethack_override_defaults",
+    env_prefix="nethack_",
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -133,6 +142,7 @@ EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (
     ENVPOOL_ATARI,
     ENVPOOL_MUJOCO,
     DMLAB,
+    NETHACK,
 )
 
 
