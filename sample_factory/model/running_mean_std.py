@@ -283,7 +283,8 @@ class RunningMeanStdDictInPlace(nn.Module):
     """One ``RunningMeanStdInPlace`` per normalised key of a ``Dict`` observation space.
 
     ``keys_to_normalize`` (``--normalize_input_keys``) selects the keys; by default every ``Box`` key except
-    ``action_mask``, which must keep its 0/1 meaning. Other keys pass through untouched.
+    ``action_mask``, which must keep its 0/1 meaning. Other keys pass through untouched. ``per_channel`` and
+    ``norm_only`` are passed to every key's normaliser (statistics per channel, the first dimension; rescaling only).
     """
 
     def __init__(
@@ -292,6 +293,8 @@ class RunningMeanStdDictInPlace(nn.Module):
         keys_to_normalize: list[str] | None = None,
         epsilon: float = DEFAULT_EPSILON,
         clip: float = DEFAULT_CLIP,
+        per_channel: bool = False,
+        norm_only: bool = False,
     ):
         super().__init__()
         if keys_to_normalize is None:
@@ -306,7 +309,10 @@ class RunningMeanStdDictInPlace(nn.Module):
                 f"--normalize_input_keys {unknown} not in the observation space keys {list(obs_space.spaces)}"
             )
         self.running_mean_std = nn.ModuleDict(
-            {key: RunningMeanStdInPlace(obs_space[key].shape, epsilon, clip) for key in keys_to_normalize}
+            {
+                key: RunningMeanStdInPlace(obs_space[key].shape, epsilon, clip, per_channel, norm_only)
+                for key in keys_to_normalize
+            }
         )
 
     def forward(self, obs_dict: dict[str, Tensor]) -> dict[str, Tensor]:
