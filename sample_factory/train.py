@@ -2,14 +2,17 @@
 
 ``run_rl(cfg)`` is exactly ``make_runner`` + ``runner.init()`` + ``runner.run()``, so a script that drives the
 runner itself (to register observers between the calls) gets the same run: folders, config.json, logging.
+``training_loop_specs`` composes the run's loops from the learning and sampling rooms below.
 """
 
 from __future__ import annotations
 
-from sample_factory.algo.learning.loop_specs import training_loop_specs
+from sample_factory.algo.learning.loop_specs import learner_loop_specs
+from sample_factory.algo.runners.components import LoopSpec
 from sample_factory.algo.runners.modes import runner_class
 from sample_factory.algo.runners.rank_setup import join_ranks
 from sample_factory.algo.runners.runner import Runner
+from sample_factory.algo.sampling.loop_specs import evaluator_loop_specs, sampling_loop_specs
 from sample_factory.cfg.experiment_files import prepare_experiment_dir
 from sample_factory.cfg.validation import ConfigError
 from sample_factory.envs.env_utils import MissingDependencyError, UnknownEnvError
@@ -17,6 +20,12 @@ from sample_factory.utils.distributed import RankSetupError, this_rank
 from sample_factory.utils.logging_setup import log
 from sample_factory.utils.misc import ExperimentStatus
 from sample_factory.utils.typing import Config, StatusCode
+
+
+def training_loop_specs(cfg: Config) -> list[LoopSpec]:
+    """Every loop of a training run except the runner's: the learners first (so their weights are published early),
+    then the sampling side's loops and the evaluator's (``--eval_every_env_steps``)."""
+    return learner_loop_specs(cfg) + sampling_loop_specs(cfg) + evaluator_loop_specs(cfg)
 
 
 def make_runner(cfg: Config) -> tuple[Config, Runner]:

@@ -160,6 +160,13 @@ def test_sampling_imports_nothing_of_learning() -> None:
     assert crossing == []
 
 
+def test_learning_imports_nothing_of_sampling() -> None:
+    """The two sides of a run meet only above them (``sample_factory.train`` composes their loops)."""
+    learning = [m for m in MODULES if m.startswith("sample_factory.algo.learning")]
+    crossing = [f"{m} -> {t}" for m in learning for t in GRAPH[m] if t.startswith("sample_factory.algo.sampling")]
+    assert crossing == []
+
+
 def test_the_checker_sees_an_upward_import(tmp_path) -> None:
     """The graph reader finds imports made inside functions and under TYPE_CHECKING (what the rule must see)."""
     source = (

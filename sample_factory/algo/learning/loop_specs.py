@@ -1,5 +1,7 @@
-"""The loops of a training run: one per policy with its batcher and learner, then the sampling side's loops and the
-evaluator's (``--eval_every_env_steps``)."""
+"""The learning side's loops: one per policy with its batcher and learner worker.
+
+A training run composes them with the sampling side's loops above both rooms
+(``sample_factory.train.training_loop_specs``), so the learning room needs nothing of the sampling room."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ from sample_factory.algo.learning.batcher import BatcherComponent
 from sample_factory.algo.learning.learner_worker import LearnerWorkerComponent
 from sample_factory.algo.learning.rank_learner_worker import RankLearnerWorker
 from sample_factory.algo.runners.components import LoopSpec, SharedState
-from sample_factory.algo.sampling.loop_specs import evaluator_loop_specs, sampling_loop_specs
 from sample_factory.algo.utils.wiring import batcher_name, learner_name
 from sample_factory.messaging.event_loop import Component, Router
 from sample_factory.utils.distributed import this_rank
@@ -37,8 +38,3 @@ def learner_loop_specs(cfg: Config) -> list[LoopSpec]:
         LoopSpec(learner_name(p), "learner", [batcher_name(p), learner_name(p)], partial(build_learner, p), policy_id=p)
         for p in range(cfg.num_policies)
     ]
-
-
-def training_loop_specs(cfg: Config) -> list[LoopSpec]:
-    """Every loop of a training run except the runner's, learners first so their weights are published early."""
-    return learner_loop_specs(cfg) + sampling_loop_specs(cfg) + evaluator_loop_specs(cfg)

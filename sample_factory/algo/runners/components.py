@@ -2,9 +2,10 @@
 
 The runners know how to run loops, not what runs in them: a run is a list of :class:`LoopSpec`, each with a
 module-level (picklable) ``build`` function that makes the components of one loop. The parallel runner calls it
-inside the child process, the serial runner in its own process. The specs of a training run come from the
-learning side (``algo.learning.loop_specs``: learners plus the sampling side's ``algo.sampling.loop_specs``); the
-sampler-only modes put trajectory consumers where the learners would be.
+inside the child process, the serial runner in its own process. The specs of a training run are composed above
+both sides (``sample_factory.train.training_loop_specs``: the learners of ``algo.learning.loop_specs``, then the
+sampling side's ``algo.sampling.loop_specs``); the sampler-only modes put trajectory consumers where the learners
+would be.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from sample_factory.algo.learning.loop_specs import training_loop_specs
 from sample_factory.algo.runners.child_process import process_title
 from sample_factory.algo.runners.components import LoopSpec, component_kinds, rollout_worker_names
 from sample_factory.algo.runners.runner_component import RunnerComponent
@@ -14,6 +13,7 @@ from sample_factory.algo.utils.wiring import RUNNER, learner_name
 from sample_factory.cfg.arguments import default_cfg
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import EventLoop, LocalInbox, Router
+from sample_factory.train import training_loop_specs
 
 
 def _build(router, shared):  # never called here: the specs are only read
