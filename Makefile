@@ -18,12 +18,19 @@ SEED ?= 1
 HOURS ?=
 # folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
 SLURM_DIR ?= /tmp/sf_slurm
+# make test-compat: the oldest supported stack, the one Sample Factory 2.1.1 projects pin, in a second venv
+COMPAT_VENV ?= .venv-compat
+COMPAT_PY := $(COMPAT_VENV)/bin/python
+COMPAT_PINS ?= gymnasium==0.29.1 numpy==1.26.4
+# the core subset run there: user-code conformance, envs, every runner mode, checkpoints, the version-checked code
+COMPAT_TESTS ?= tests/user_code tests/envs tests/lifecycle/test_sf2_checkpoints.py \
+	tests/compat "tests/algo/runners/test_training_modes.py::test_mode_trains_and_cleans_up"
 
 # A test run starts hundreds of Python processes: let them reuse the package's compiled bytecode (__pycache__,
 # git-ignored) even where the environment turns writing it off.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup train test test-slow lint format docs bench zoo clean slurm-deps slurm-up slurm-down
+.PHONY: setup train test test-slow test-compat lint format docs bench zoo clean slurm-deps slurm-up slurm-down
 
 setup: $(VENV)/.installed
 
@@ -64,6 +71,18 @@ slurm-deps:
 test-slow: setup
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
+# The same torch, with $(COMPAT_PINS) instead of the newest gymnasium and numpy (rebuilt when setup.py changes)
+$(COMPAT_VENV)/.installed: setup.py Makefile
+	@test -x $(COMPAT_PY) || $(PYTHON) -m venv $(COMPAT_VENV)
+	@$(COMPAT_PY) -m pip install -q --upgrade pip
+	@$(COMPAT_PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
+		|| $(COMPAT_PY) -m pip install "$(TORCH)"
+	$(COMPAT_PY) -m pip install -q -e ".[dev,vizdoom,video]" $(COMPAT_PINS)
+	@touch $@
+
+test-compat: $(COMPAT_VENV)/.installed
+	$(COMPAT_PY) -m pytest $(COMPAT_TESTS) $(PYTEST_ARGS)
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -93,4 +112,4 @@ slurm-down: setup
 	$(PY) tests/launcher/slurm_cluster.py down --dir=$(SLURM_DIR)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(COMPAT_VENV) build *.egg-info

@@ -9,7 +9,9 @@ core_requirements = [
     "torch>=2.1",
     "numpy>=1.26,<3",
     "faster-fifo>=1.4.5,<2",
-    "gymnasium>=1.0",
+    # Sample Factory 2.1.1 projects pin gymnasium 0.28/0.29 and numpy 1.26; make test-compat runs the core of the
+    # suite with gymnasium 0.29.1 and numpy 1.26.4, make test with the newest
+    "gymnasium>=0.28.1,<2",
     "tensorboardX>=2.6",
     "psutil>=5.9",
     "threadpoolctl>=3.1",

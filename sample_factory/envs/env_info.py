@@ -119,10 +119,18 @@ class EnvInfo:
 
 
 _MISSING = object()
+# gymnasium 0.x wrappers still forward a read of an attribute they lack to the env inside, with a deprecation
+# warning (also from get_wrapper_attr, which asks hasattr first): each layer is then read without forwarding
+_WRAPPERS_FORWARD_WITH_WARNING = int(gym.__version__.split(".")[0]) < 1
 
 
 def _own_or_forwarded(layer: object, name: str) -> object:
     """``layer.name`` as ``layer`` itself resolves it (its wrapper-aware lookup first), or ``_MISSING``."""
+    if _WRAPPERS_FORWARD_WITH_WARNING and isinstance(layer, gym.Wrapper):
+        try:
+            return object.__getattribute__(layer, name)  # the layer's own attribute; env_attribute walks inwards
+        except AttributeError:
+            return _MISSING
     get_wrapper_attr = getattr(layer, "get_wrapper_attr", None)
     if callable(get_wrapper_attr):
         try:

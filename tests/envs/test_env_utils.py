@@ -121,7 +121,7 @@ def test_registration_func_registers_env() -> None:
 
 def test_interfaces_found_through_wrapper_chain():
     inner = ShapedEnv()
-    wrapped = gym.wrappers.TimeLimit(gym.wrappers.ClipReward(inner, -1, 1), 10)
+    wrapped = gym.wrappers.TimeLimit(gym.wrappers.TransformReward(inner, lambda r: min(max(r, -1), 1)), 10)
     assert find_wrapper_interface(wrapped, RewardShapingInterface) is inner
     found = find_training_info_interface(wrapped)
     assert found is inner
