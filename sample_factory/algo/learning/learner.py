@@ -437,12 +437,16 @@ class Learner:
         }
 
     def load_checkpoint_state(self, state: dict) -> None:
-        """Restore what ``get_checkpoint_state`` returned (after ``init``)."""
+        """Restore what ``get_checkpoint_state`` returned (after ``init``), or a Sample Factory 2 checkpoint's state:
+        it has no ``policy_version`` (its policy version is its train step) and keeps the rate as ``curr_lr``."""
         self.actor_critic.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.train_step = int(state["train_step"])
-        self.policy_version = int(state["policy_version"])
-        self.lr_schedule.load_state_dict(state["lr_schedule"])
+        self.policy_version = int(state.get("policy_version", self.train_step))
+        if "lr_schedule" in state:
+            self.lr_schedule.load_state_dict(state["lr_schedule"])
+        elif "curr_lr" in state:
+            self.lr_schedule.load_state_dict({"lr": float(state["curr_lr"])})
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_schedule.lr
         self.publishing.publish(self.policy_version)

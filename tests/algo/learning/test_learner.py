@@ -683,3 +683,24 @@ def test_conv_nets_train_channels_last_on_cpu_with_the_same_results(monkeypatch)
     fresh.load_state_dict(torch.load(buffer, weights_only=True)["model"])
     for name, value in fresh.state_dict().items():
         torch.testing.assert_close(value, nhwc.actor_critic.state_dict()[name], msg=name)
+
+
+def test_a_sample_factory_2_checkpoint_state_resumes_training():
+    """SF2 writes no ``policy_version`` or ``lr_schedule``: its policy version is its train step, its rate ``curr_lr``."""
+    cfg = make_cfg()
+    learner = make_learner(cfg)
+    learner.train(learner.prepare_batch(make_trajectories(cfg)))
+    ours = learner.get_checkpoint_state()
+    sf2_state = {
+        "train_step": 7,
+        "env_steps": 7000,
+        "best_performance": 1.5,
+        "model": copy.deepcopy(ours["model"]),
+        "optimizer": copy.deepcopy(ours["optimizer"]),
+        "curr_lr": 3e-4,
+    }
+    restored = make_learner(cfg, seed=5)
+    restored.load_checkpoint_state(sf2_state)
+    assert (restored.train_step, restored.policy_version, restored.lr) == (7, 7, 3e-4)
+    restored.train(restored.prepare_batch(make_trajectories(cfg)))
+    assert restored.train_step == 8
