@@ -42,6 +42,9 @@ $(VENV)/.installed: setup.py Makefile
 	@$(PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
 		|| $(PY) -m pip install "$(TORCH)"
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@# NetHack's NLE pins one gymnasium release (1.3.0: gymnasium==1.2.0); it runs on the newest one the suite
+	@# tests with (tests/nethack), so it is installed without its pins
+	$(PY) -m pip install -q --no-deps "nle>=1.3" pybind11
 	@touch $@
 
 train: setup
