@@ -119,13 +119,15 @@ class LearnerWorkerComponent(Component):
     # ---------------------------------------------------------------- start-up
     def on_start(self) -> None:
         try:
-            threads, why = learner_num_threads(self.cfg, self.policy_id, self.serial)
-            init_torch_runtime(self.cfg, max_num_threads=threads)
-            log.info("Learner %d: %d torch thread(s) for training: %s", self.policy_id, threads, why)
+            init_torch_runtime(self.cfg, max_num_threads=max(1, int(self.cfg.learner_main_loop_num_cores)))
             # on CPU, batches and activations are tensors of tens of MB: avoid re-faulting them in every step
             reuse_freed_memory_for_large_tensors()
             seed_torch(self.cfg, process_offset=self.policy_id)
             self.learner = self._make_learner()
+            # how many threads pay depends on the model's compute per sample: decided once it is built
+            threads, why = learner_num_threads(self.cfg, self.policy_id, self.serial, self.learner.actor_critic)
+            init_torch_runtime(self.cfg, max_num_threads=threads)
+            log.info("Learner %d: %d torch thread(s) for training: %s", self.policy_id, threads, why)
             self._restore()
             if self.cfg.with_pbt:
                 self._load_pbt_hyperparameters()
@@ -163,7 +165,7 @@ class LearnerWorkerComponent(Component):
         self.resumed_env_steps = self.env_steps = int(state.get("env_steps", 0))
         if self.sampler_states is not None:
             self.sampler_states.offer(state.get("sampler"))
-        self.best_metric = float(state.get("best_metric", -math.inf))
+        self.best_metric = float(state.get("best_metric", state.get("best_performance", -math.inf)))  # SF2's name
         log.info(
             "Policy %d resumed at train step %d, env steps %d",
             self.policy_id,
@@ -369,8 +371,7 @@ class LearnerWorkerComponent(Component):
         self.stopping = True
         self._stop_training()
         if save and not self.consistent:
-            log.error("%s: not saving a final checkpoint, its model was left half-updated by the error above; the "
-                      "latest checkpoint on disk is its last consistent state", self.name)  # fmt: skip
+            self._save_after_failure()
         elif save:
             try:
                 self.save()
@@ -379,6 +380,12 @@ class LearnerWorkerComponent(Component):
         tree = _join_trees(self.timing.tree_str(), self._learner_tree())
         self.send(RUNNER, "on_component_stopped", self.name, tree)
         self.loop.component_stopped(self.name)
+
+    def _save_after_failure(self) -> None:
+        """The final checkpoint when training or a weights transfer failed half-way: none (the model may be left
+        half-updated); a subclass that kept a consistent copy saves that."""
+        log.error("%s: not saving a final checkpoint, its model was left half-updated by the error above; the "
+                  "latest checkpoint on disk is its last consistent state", self.name)  # fmt: skip
 
     def _stop_training(self) -> None:
         """Let the training thread finish its queue and end (the final checkpoint must not race a training step)."""
