@@ -4,7 +4,9 @@
 ``--eval_every_env_steps`` (counted from where the run resumed), and the evaluator gets one request at a time, the
 most overdue policy first, tagged with the policy's env steps at that moment. Due multiples that pass while the
 evaluator is busy are merged into one evaluation, so a slow evaluation never queues up work behind it. A request
-lost with a dead evaluator process is made again once its replacement is ready.
+lost with a dead evaluator process is made again once its replacement is ready. When the run reaches its end, the
+evaluations due by then are asked for all at once (``final_requests``) and the evaluator finishes them before it
+stops; the run waits up to ``FINAL_EVALUATIONS_TIMEOUT`` for them once everything else has stopped.
 
 ``EvaluationResults`` writes each result: the ``eval/*`` scalars of the policy's TensorBoard folder
 (``.summary/{policy_id}``), one row of ``eval.csv`` in the experiment folder, and one log line.
@@ -25,6 +27,9 @@ TAG_PREFIX = "eval/"
 # bookkeeping of a result, in eval.csv but not TensorBoard scalars
 BOOKKEEPING = ("episodes", "policy_version", "seconds", "cpu_seconds", "env_steps_played")
 CSV_FIRST_COLUMNS = ["policy_id", "env_steps", "eval_env", "deterministic", *BOOKKEEPING]
+# how long a stopping run waits for the evaluator to finish the evaluations due by its end (a niced evaluator on a
+# busy machine may need far longer than the other components take to stop)
+FINAL_EVALUATIONS_TIMEOUT = 300.0
 
 
 class EvaluationSchedule:
@@ -35,6 +40,7 @@ class EvaluationSchedule:
         self.next_at: dict[PolicyID, int | None] = dict.fromkeys(range(num_policies))  # None: no count seen yet
         self.evaluator_up = False
         self.in_flight: PolicyID | None = None
+        self.finishing = False  # the evaluator was asked to finish the final evaluations before it stops
 
     def next_request(self, env_steps: dict[PolicyID, int]) -> tuple[PolicyID, int] | None:
         """``(policy, env_steps)`` to ask for now, or None (evaluator busy or down, nothing due)."""
@@ -50,6 +56,21 @@ class EvaluationSchedule:
         self.in_flight = policy_id
         self.next_at[policy_id] = self._multiple_after(env_steps[policy_id])
         return policy_id, env_steps[policy_id]
+
+    def final_requests(self, env_steps: dict[PolicyID, int]) -> list[tuple[PolicyID, int]] | None:
+        """At the end of the run: every policy whose next multiple was passed, the one being evaluated included
+        (its due multiple passed while the round under way was played). None when the evaluator is down."""
+        if not self.evaluator_up:
+            return None
+        due = [(p, steps) for p, steps in env_steps.items() if self.next_at[p] is not None and steps >= self.next_at[p]]
+        for policy_id, steps in due:
+            self.next_at[policy_id] = self._multiple_after(steps)
+        self.finishing = True
+        return due
+
+    def stop_timeout(self, default: float, still_running: set[str], evaluator: str) -> float:
+        """How long a stopping run waits: longer when only the evaluator, finishing the final evaluations, is left."""
+        return FINAL_EVALUATIONS_TIMEOUT if self.finishing and still_running == {evaluator} else default
 
     def _multiple_after(self, steps: int) -> int:
         return (steps // self.every + 1) * self.every

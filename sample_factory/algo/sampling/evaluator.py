@@ -15,6 +15,11 @@ Episodes are counted as they start (``evaluation_episodes``, the rule of ``sampl
 every round starts its envs from the same seeds (common random numbers: two rounds differ by their weights, not by
 the luck of their draws). An exception of an eval env ends the round only: it is reported with its traceback
 (``on_evaluation_failed``), the envs are made again and the next round goes ahead.
+
+A run that reaches its end (``--train_for_env_steps`` or ``--train_for_seconds``) sends, before its stop request, the
+evaluations due by then (``on_final_evaluations``): the evaluator then finishes them, and the round under way, before
+it stops, so a slow evaluator (niced, on a busy machine) still writes every evaluation the schedule made due. A stop
+for any other reason (an interrupt, a failure) drops the rounds at once.
 """
 
 from __future__ import annotations
@@ -101,6 +106,8 @@ class Evaluator(Component):
         self.current: EvaluationRound | None = None
         self.pending: list[tuple[PolicyID, int]] = []
         self.best: dict[PolicyID, float | None] = {}  # best --save_best_metric=eval/... so far, per policy
+        self.finish_before_stop = False  # the run reached its end: due rounds finish before the evaluator stops
+        self.stop_when_done = False  # stop requested while such rounds were left
 
     # ---------------------------------------------------------------- life cycle
     def on_start(self) -> None:
@@ -167,7 +174,23 @@ class Evaluator(Component):
             )
         return envs
 
+    def on_final_evaluations(self, requests: list[tuple[PolicyID, int]]) -> None:
+        """The run reached its end: ``requests`` (policy, env steps) were due by then. They, and the round under way,
+        finish before this evaluator stops (``on_stop_requested`` follows)."""
+        self.finish_before_stop = True
+        for policy_id, env_steps in requests:
+            self.on_evaluate(policy_id, env_steps)
+
     def on_stop_requested(self) -> None:
+        if self.finish_before_stop and (self.current is not None or self.pending):
+            self.stop_when_done = True
+            log.info("%s: finishing the %d evaluation(s) due by the end of the run before stopping", self.name,
+                     len(self.pending) + (self.current is not None))  # fmt: skip
+            return
+        self._stop_now()
+
+    def _stop_now(self) -> None:
+        self.stop_when_done = False
         self.current = None
         self.pending.clear()
         self._close_envs()
@@ -289,9 +312,13 @@ class Evaluator(Component):
     def _next_pending(self) -> None:
         if self.pending:
             self._begin(*self.pending.pop(0))
+        elif self.stop_when_done and self.current is None:
+            self._stop_now()
 
     def _report_error(self) -> None:
         exc = sys.exc_info()[1]
         tb = str(exc) if isinstance(exc, ContractError) else traceback.format_exc()  # a contract error says it all
         log.error("%s failed:\n%s", self.name, tb)
         self.send(RUNNER, "on_component_error", self.name, tb)
+        if self.stop_when_done:  # its envs are gone: the rounds left cannot finish
+            self._stop_now()
