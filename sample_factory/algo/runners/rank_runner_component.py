@@ -68,7 +68,7 @@ class RankRunnerComponent(RunnerComponent):
 
     # ---------------------------------------------------------------- stopping with the other ranks
     def request_stop(self, save: bool = True) -> None:
-        if self.stop_requested_at is None and not self.stopped_by_peer:
+        if not self.stopping and not self.stopped_by_peer:
             self.watch.publish_stop(StopNotice(self.ranks.info.rank, self.status, self._own_reason(), self.marked_done))
         super().request_stop(save)
 
@@ -113,9 +113,9 @@ class RankRunnerComponent(RunnerComponent):
                 return
         self.on_rank_notice(ranks[0], ExperimentStatus.FAILURE, "stopped training (see its log)", False)
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
         # after a failure the other ranks fail anyway: no point in keeping the store up for them
         serves = self.ranks.info.is_main and self.status != ExperimentStatus.FAILURE
         wait = WAIT_FOR_RANKS_TO_LEAVE_S if serves else 0.0
         self.watch.leave(wait_for_others_s=wait)
-        super()._finish()
+        super().finish()

@@ -1,10 +1,11 @@
 """The two small interfaces between the runner's component and the parallel runner's process supervision.
 
-The runner's component (:class:`~sample_factory.algo.runners.runner_component.RunnerComponent`) owns the state of
-the run: which components are ready, their heartbeats, the stop request and the status. In parallel mode a
-:class:`Supervision` (``process_watch.ProcessWatch``) decides what the death of a child process means; it acts on
-the run only through :class:`RunControl`, the part of the component made for it. Serial mode has no processes to
-supervise: :class:`NoSupervision` answers every question with "nothing to do".
+The runner's component (:class:`~sample_factory.algo.runners.runner_component.RunnerComponent`) owns the run; the
+state of the run (which components are ready, their heartbeats, the stop request and the status) is its
+``run_state.RunState``. In parallel mode a :class:`Supervision` (``process_watch.ProcessWatch``) decides what the
+death of a child process means; it sees and acts on the run only through :class:`RunControl`, which the component
+gives it as ``component.control`` (``runner_component.RunnerControl``). Serial mode has no processes to supervise:
+:class:`NoSupervision` answers every question with "nothing to do".
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Protocol
 
 
 class RunControl(Protocol):
-    """What the runner's component lets its collaborators see and do."""
+    """What the runner's component lets its process watch see and do."""
 
     component_kinds: dict[str, str]  # component name -> "rollout", "inference", "batcher" or "learner"
     rollout_workers: list[str]  # in worker order

@@ -70,7 +70,7 @@ class ParallelRunner(Runner):
         loop = EventLoop(RUNNER_LOOP, processes.inboxes[RUNNER_LOOP], router)
         self.component = self.make_component(env_info, router)
         self.component.attach(loop, specs)
-        self.component.supervision = ProcessWatch(cfg, specs, processes, self.component, self.restarts)
+        self.component.supervision = ProcessWatch(cfg, specs, processes, self.component.control, self.restarts)
         self._watch_own_loop(loop)
         self._build_in_main_process(specs, router, shared, loop)
         self.hooks.notify("on_connect_components")
