@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from sample_factory.algo.runners.evaluation_reports import EvaluationResults, EvaluationSchedule, summary_step
 from sample_factory.algo.utils.wiring import evaluator_name
+from sample_factory.utils.logging_setup import log
 from sample_factory.utils.typing import Config, PolicyID
 
 
@@ -31,11 +32,17 @@ class RunEvaluations:
             self.schedule = EvaluationSchedule(self.cfg.eval_every_env_steps, self.cfg.num_policies)
             self.results = EvaluationResults(self.cfg)
 
-    def evaluator_ready(self) -> None:
+    def component_ready(self, name: str) -> bool:
+        """True when ``name`` is the evaluator (first start or a restarted process): it takes requests from now on."""
+        if name != evaluator_name():
+            return False
         self.schedule.evaluator_ready()
+        return True
 
-    def evaluator_gone(self) -> None:
-        self.schedule.evaluator_gone()
+    def components_gone(self, names: list[str]) -> None:
+        """Components that stopped or died: the evaluator among them takes no requests until it is ready again."""
+        if self.schedule is not None and evaluator_name() in names:
+            self.schedule.evaluator_gone()
 
     def request_due(self, env_steps: dict[PolicyID, int]) -> None:
         """Ask the evaluator for the next due evaluation, if it is free and one is due."""
@@ -60,6 +67,12 @@ class RunEvaluations:
 
     def finished(self) -> None:
         """The evaluator answered the request under way (a result or a failure): it is free again."""
+        self.schedule.finished()
+
+    def failed(self, policy_id: PolicyID, env_steps: int, error: str) -> None:
+        """The evaluation under way failed (the evaluator logged its traceback): one line, training goes on."""
+        log.warning("Evaluation of policy %d at %d env steps failed (%s), training goes on", policy_id, env_steps,
+                    error)  # fmt: skip
         self.schedule.finished()
 
     def record(

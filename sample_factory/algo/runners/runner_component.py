@@ -29,7 +29,7 @@ from sample_factory.algo.runners.run_state import RunState
 from sample_factory.algo.runners.start_up_signals import StopSignalsHeld
 from sample_factory.algo.runners.startup import RunTimeline
 from sample_factory.algo.runners.stats import RunStats
-from sample_factory.algo.utils.wiring import RUNNER, evaluator_name
+from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.envs.env_info import EnvInfo
 from sample_factory.messaging.event_loop import Component, EventLoop, Router, UndeliverableMessage
 from sample_factory.utils.logging_setup import log
@@ -108,8 +108,7 @@ class RunnerComponent(Component):
     # ---------------------------------------------------------------- slots
     def on_component_ready(self, name: str) -> None:
         self.state.component_ready(name)
-        if name == evaluator_name():
-            self.evaluations.evaluator_ready()
+        if self.evaluations.component_ready(name):  # the evaluator takes requests (again)
             self._request_evaluation()
         if self.state.sampling_started_at is not None:
             self.supervision.component_ready_again(name)
@@ -168,9 +167,8 @@ class RunnerComponent(Component):
         self.supervision.on_restart_ack(token, name, payload)
 
     def on_evaluation_done(self, policy_id: int, env_steps: int, results: dict[str, float]) -> None:
-        """The evaluator's averages for ``policy_id``'s weights at ``env_steps``: summaries, eval.csv, a log line and
-        the observers' ``on_evaluation``; then the next request. (A best checkpoint by an ``eval/`` metric is the
-        evaluator's to write: it holds the very weights it evaluated.)"""
+        """The evaluator's averages for ``policy_id``'s weights at ``env_steps``: summaries, eval.csv, a log line, the
+        observers' ``on_evaluation``, the next request (a best checkpoint by an ``eval/`` metric is the evaluator's)."""
         self.evaluations.finished()
         if self.reporting.writers is None:  # arrived after the run ended its summaries
             return
@@ -180,9 +178,7 @@ class RunnerComponent(Component):
         self._request_evaluation()
 
     def on_evaluation_failed(self, policy_id: int, env_steps: int, error: str) -> None:
-        log.warning("Evaluation of policy %d at %d env steps failed (%s), training goes on", policy_id, env_steps,
-                    error)  # fmt: skip
-        self.evaluations.finished()
+        self.evaluations.failed(policy_id, env_steps, error)
         self._request_evaluation()
 
     def _request_evaluation(self) -> None:
@@ -200,8 +196,7 @@ class RunnerComponent(Component):
 
     def on_component_stopped(self, name: str, tree: str) -> None:
         all_stopped = self.state.component_stopped(name, tree)
-        if name == evaluator_name():
-            self.evaluations.evaluator_gone()
+        self.evaluations.components_gone([name])
         if all_stopped:
             self.finish()
 
@@ -349,8 +344,7 @@ class RunnerControl:
         return self.component.stats.env_steps[policy_id]
 
     def forget_components(self, names: list[str]) -> None:
-        if evaluator_name() in names:
-            self.component.evaluations.evaluator_gone()
+        self.component.evaluations.components_gone(names)
         self.state.forget(names)
 
     def resume_rollout_worker(self, name: str) -> None:
