@@ -10,7 +10,10 @@ What differs from a single-machine learner:
 - training: every training call is a round (``training_rounds``): stop requests, env steps and normalisers are
   exchanged, then every rank makes the same SGD steps on its own batch; the env steps it reports are the run's, all
   ranks together, so ``--train_for_env_steps`` and the stop decision are global;
-- files: only rank 0 writes checkpoints (regular, milestone and best ones);
+- files: only rank 0 writes checkpoints (regular, milestone and best ones). When a rank dies, a collective fails
+  half-way through a training step and the live model may hold some of that step's SGD updates; at stop rank 0 then
+  saves the weights it last published (those of the last training step that completed on every rank) with that step's
+  train step, policy version and env steps (``_save_after_failure``);
 - stop: a rank that stops enters one last round to say so, so no rank waits in a collective for one that has left; at
   exit every rank logs ``Policy N weights digest: <hex>``, which must be the same on every rank.
 """
@@ -26,6 +29,7 @@ from sample_factory.algo.learning.learner_worker import LearnerWorkerComponent
 from sample_factory.algo.learning.pbt_exchange import weights_digest
 from sample_factory.algo.learning.training_rounds import RoundOutcome, TrainingRounds
 from sample_factory.algo.runners.stats import FPS_WINDOWS, FpsMeter, nan_to_zero
+from sample_factory.algo.utils.checkpoints import save_checkpoint
 from sample_factory.algo.utils.wiring import RUNNER
 from sample_factory.utils.distributed import RankInfo, open_store, resolve_backend
 from sample_factory.utils.gpu_utils import policy_device
@@ -44,6 +48,8 @@ class RankLearnerWorker(LearnerWorkerComponent):
         self.local_env_steps = 0  # collected by this rank since the run (re)started
         self.rounds_broken = False  # a collective failed: this rank makes no more
         self.rank_fps = [FpsMeter() for _ in range(rank.world_size)]
+        # the run's env steps after the latest training step that completed on every rank (None: none yet)
+        self.complete_env_steps: int | None = None
 
     # ---------------------------------------------------------------- start-up
     def _rank_group(self) -> RankGroup:
@@ -122,6 +128,7 @@ class RankLearnerWorker(LearnerWorkerComponent):
                 self.loop.post(self.name, "on_training_error", str(exc))
             return None
         if stats is not None:
+            self.complete_env_steps = self.env_steps  # every collective of the step completed
             stats.update({f"perf/rank{r}_fps": nan_to_zero(m.fps(FPS_WINDOWS[0])) for r, m in enumerate(self.rank_fps)})
         return stats
 
@@ -165,6 +172,34 @@ class RankLearnerWorker(LearnerWorkerComponent):
             log.error("%s could not tell the other ranks that it stops:\n%s", self.name, traceback.format_exc())
 
     # ---------------------------------------------------------------- files and shutdown
+    def _save_after_failure(self) -> None:
+        """A rank was lost half-way through a step: rank 0 saves the state of the last step every rank completed.
+
+        The weights come from the published copy, written at the end of that step; the train step counts completed
+        steps only and the env steps are those of that step. The optimiser's moments and the learning-rate schedule
+        are the live ones: they may include the first SGD steps of the step that failed."""
+        if not self.rank_info.is_main or self.complete_env_steps is None:
+            super()._save_after_failure()
+            return
+        if self.thread is not None and self.thread.is_alive():  # still waiting in a collective: the model is in use
+            log.error("%s: not saving a final checkpoint, training is still waiting for the other ranks", self.name)
+            return
+        try:
+            with self.train_lock, self.timing.add_time("save_checkpoint"):
+                self.learner.policy_version = self.weights.load_into(self.learner.actor_critic)
+                self.env_steps = self.complete_env_steps
+                state = self._checkpoint_state()
+                state.pop("sampler", None)  # only meaningful with the sampler at rest, which a failed run's is not
+                train_step, env_steps = self.learner.train_step, self.env_steps
+                path = save_checkpoint(self.cfg, self.policy_id, state, train_step, env_steps)
+        except Exception:
+            log.error("%s could not save its final checkpoint:\n%s", self.name, traceback.format_exc())
+            return
+        log.info(
+            "%s: the live model may hold part of the step that failed; saved the state of train step %d (env steps "
+            "%d), the last one every rank completed: %s", self.name, train_step, env_steps, path,
+        )  # fmt: skip
+
     def save(self) -> None:
         if self.rank_info.is_main:  # the weights are the same on every rank: one set of files
             super().save()
