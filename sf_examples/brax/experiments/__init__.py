@@ -1,0 +1,1 @@
+"""Launcher run descriptions of the Brax family (``python -m sample_factory.launcher.run --run=...``)."""

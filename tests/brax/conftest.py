@@ -1,0 +1,35 @@
+"""Fixtures of the Brax tests: a tiny pure-jax brax env (compiles in about a second) and a per-session jax
+compilation cache, so that the processes of one test run compile each program once."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from sample_factory.algo.utils.context import reset_global_context
+
+BRAX_MISSING = importlib.util.find_spec("brax") is None or importlib.util.find_spec("jax") is None
+needs_brax = pytest.mark.skipif(BRAX_MISSING, reason="jax/brax are not installed (pip install 'sample-factory[brax]')")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jax_compilation_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Child processes (train, then enjoy) reuse the jitted programs compiled before them in this session."""
+    old = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(tmp_path_factory.mktemp("jax_cache"))
+    yield
+    if old is None:
+        os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
+    else:
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = old
+
+
+@pytest.fixture
+def clean_context() -> Iterator[None]:
+    """In-process tests register envs; start and end with empty registries."""
+    reset_global_context()
+    yield
+    reset_global_context()
