@@ -9,7 +9,9 @@ training: at the limit (or on Ctrl+C / SIGTERM) the run is stopped in order (a c
 record is marked partial. Then the policy is evaluated over 10 episodes (``python -m sample_factory.eval
 --max_num_episodes=10``) and one ``zoo`` record is appended to ``bench/results/zoo.jsonl`` (see bench/records.py) with:
 
-- ``score_mean``, ``score_std``: the evaluation's episode rewards; ``published_mean``/``published_std``, ``passes``;
+- ``score_mean``, ``score_std``: the evaluation's episode rewards of the final policy; ``published_mean``/
+  ``published_std``, ``passes``; ``best_checkpoint_score_mean``: the same evaluation of the best-scoring checkpoint
+  training saved (``--load_checkpoint_kind=best``; None without one);
 - ``env_steps``, ``budget``, ``complete``; ``train_wall_s``: the training time of every call on this experiment;
 - ``curve``: up to 60 points ``[env steps, training seconds, average episode reward]`` from the run's summaries;
 - ``time_to_90_s`` / ``steps_to_90``: the first point whose reward reached the published score less 10 % of its
@@ -52,11 +54,21 @@ def train_command(python: str, task: ZooTask, train_dir: str, experiment: str, s
     ]  # fmt: skip
 
 
-def eval_command(python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int) -> list[str]:
+def eval_command(
+    python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int, kind: str = "latest"
+) -> list[str]:
     return [
         python, "-m", "sample_factory.eval", f"--env={task.env}", f"--experiment={experiment}",
-        f"--train_dir={train_dir}", f"--max_num_episodes={episodes}",
+        f"--train_dir={train_dir}", f"--max_num_episodes={episodes}", f"--load_checkpoint_kind={kind}",
     ]  # fmt: skip
+
+
+def evaluate(args: argparse.Namespace, task: ZooTask, experiment: str, kind: str) -> list[float]:
+    """The episode rewards of ``args.episodes`` evaluation episodes of the latest or the best checkpoint."""
+    experiment_dir = Path(args.train_dir) / experiment
+    (experiment_dir / "eval_results.csv").unlink(missing_ok=True)
+    subprocess.run(eval_command(args.python, task, args.train_dir, experiment, args.episodes, kind), check=False)
+    return read_eval_rewards(experiment_dir)
 
 
 INTERRUPTED = 2  # the exit code of a training run stopped in order by a signal
@@ -185,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     if code != 0 and not stopped:
         print(f"training exited with {code}: see {experiment_dir / 'zoo_train.log'}", file=sys.stderr)
         return 1
-    subprocess.run(eval_command(args.python, task, args.train_dir, experiment, args.episodes), check=False)
-    rewards = read_eval_rewards(experiment_dir)
+    best_rewards = evaluate(args, task, experiment, "best")  # the best-scoring checkpoint saved during training
+    rewards = evaluate(args, task, experiment, "latest")  # the final policy: the record's score
     curve = training_seconds(read_reward_curve(experiment_dir / ".summary" / "0"))
     reached = first_reaching(curve, task.threshold_90())
     env_steps = curve[-1][0] if curve else 0
@@ -199,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         "episodes": len(rewards),
         "score_mean": score,
         "score_std": statistics.pstdev(rewards) if rewards else None,
+        "best_checkpoint_score_mean": statistics.fmean(best_rewards) if best_rewards else None,
         "published_mean": task.published_mean,
         "published_std": task.published_std,
         "passes": None if score is None else task.passes(score),
