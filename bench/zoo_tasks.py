@@ -84,9 +84,9 @@ def zoo_table(records: list[dict[str, Any]]) -> str:
         if record["kind"] == "zoo":
             latest[record["workload"]] = record
     lines = [
-        "| task | budget | published | ours (10 episodes) | trained | training time | time to 90 % | machine | "
-        "record |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| task | budget | published | ours: final policy (10 episodes) | ours: best checkpoint | trained | "
+        "training time | time to 90 % | machine | record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, task in TASKS.items():
         published = "n/a" if task.published_mean is None else f"{task.published_mean:g} ± {task.published_std:g}"
@@ -94,14 +94,16 @@ def zoo_table(records: list[dict[str, Any]]) -> str:
             published = f"target ≥ {task.target:g}"
         record = latest.get(name)
         if record is None:
-            lines.append(f"| {name} | {task.budget:,} | {published} | not trained yet | | | | | |")
+            lines.append(f"| {name} | {task.budget:,} | {published} | not trained yet | | | | | | |")
             continue
         f = record["figures"]
         score = "n/a" if f.get("score_mean") is None else f"{f['score_mean']:.2f} ± {f['score_std']:.2f}"
+        best = _fmt(f.get("best_checkpoint_score_mean"), 2)
         trained = f"{f['env_steps']:,}" + ("" if f.get("complete") else " (partial)")
         machine = f"{record['machine']['cores']} cores, GPU: {record['machine']['gpu']}"
         lines.append(
-            f"| {name} | {task.budget:,} | {published} | {score} | {trained} | {_hours(f.get('train_wall_s'))} | "
-            f"{_hours(f.get('time_to_90_s'))} | {machine} | {record['date'][:10]}, `{record['commit']}` |"
+            f"| {name} | {task.budget:,} | {published} | {score} | {best} | {trained} | "
+            f"{_hours(f.get('train_wall_s'))} | {_hours(f.get('time_to_90_s'))} | {machine} | "
+            f"{record['date'][:10]}, `{record['commit']}` |"
         )
     return "\n".join(lines)
