@@ -1,18 +1,14 @@
-"""Fixtures of the Brax tests: a tiny pure-jax brax env (compiles in about a second) and a per-session jax
-compilation cache, so that the processes of one test run compile each program once."""
+"""Fixtures of the Brax tests: a per-session jax compilation cache, so that the processes of one test run compile
+each program once, and a clean env registry for in-process tests."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterator
 
 import pytest
 
 from sample_factory.algo.utils.context import reset_global_context
-
-BRAX_MISSING = importlib.util.find_spec("brax") is None or importlib.util.find_spec("jax") is None
-needs_brax = pytest.mark.skipif(BRAX_MISSING, reason="jax/brax are not installed (pip install 'sample-factory[brax]')")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import needs_brax
+from brax_marks import needs_brax
 
 from sample_factory.envs.make_env import BatchedVecEnv, is_natively_vectorized
 

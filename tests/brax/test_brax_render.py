@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import needs_brax
+from brax_marks import needs_brax
+from sf_run import run_python
 
 from sf_examples.brax.brax_render import (
     MIN_CAMERA_DISTANCE,
@@ -58,23 +59,32 @@ def test_light_is_above_the_target_and_shines_at_it() -> None:
     assert np.allclose(light.direction, to_target)
 
 
-@needs_brax
-def test_frames_of_a_brax_task(clean_context: None) -> None:
-    from sample_factory.utils.attr_dict import AttrDict
-    from sf_examples.brax.train_brax import make_brax_env
+FRAMES_SCRIPT = """
+import numpy as np
+from sample_factory.utils.attr_dict import AttrDict
+from sf_examples.brax.train_brax import make_brax_env
 
-    cfg = AttrDict(env_agents=2, brax_render_res=64, seed=0)
-    env = make_brax_env("inverted_pendulum", cfg, render_mode="rgb_array")
-    try:
-        env.reset()
-        first = env.render()
-        assert first.shape == (64, 64, 3) and first.dtype == np.uint8
-        assert first.std() > 10  # a picture, not a blank frame
-        for _ in range(20):
-            env.step(np.ones((2, 1), dtype=np.float32))
-        assert np.abs(env.render().astype(int) - first.astype(int)).sum() > 0  # the cart moved
-    finally:
-        env.close()
+env = make_brax_env("inverted_pendulum", AttrDict(env_agents=2, brax_render_res=64, seed=0), render_mode="rgb_array")
+env.reset()
+first = env.render()
+for _ in range(20):
+    env.step(np.ones((2, 1), dtype=np.float32))
+later = env.render()
+env.close()
+print("FRAMES", first.shape, first.dtype, round(float(first.std()), 1), int(np.abs(later.astype(int) - first).sum()))
+"""
+
+
+@needs_brax
+def test_frames_of_a_brax_task() -> None:
+    """In a fresh process: MuJoCo picks its GL backend when first imported, which the family's import arranges."""
+    result = run_python(["-c", FRAMES_SCRIPT], timeout=240)
+    assert result.returncode == 0, result.explain()
+    line = next(line for line in result.output.splitlines() if line.startswith("FRAMES"))
+    std, moved = line.rsplit(" ", 2)[1:]
+    assert "(64, 64, 3)" in line and "uint8" in line, line
+    assert float(std) > 10, line  # a picture, not a blank frame
+    assert int(moved) > 0, line  # the cart moved between the frames
 
 
 @needs_brax

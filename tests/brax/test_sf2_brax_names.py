@@ -7,7 +7,7 @@ import argparse
 import inspect
 
 import pytest
-from conftest import needs_brax
+from brax_marks import needs_brax
 
 from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.launcher.run_description import RunDescription

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import needs_brax
+from brax_marks import needs_brax
 from sf_run import RunResult, run_module, run_python
 
 TRAIN = "sf_examples.brax.train_brax"
@@ -88,14 +88,35 @@ def test_help_lists_the_brax_flags() -> None:
         assert flag in result.output
 
 
+def random_policy_return(episode_length: int = 200, copies: int = 32, steps: int = 200) -> float:
+    """Mean return of finished episodes under Gaussian actions (std 1, as the untrained policy samples them)."""
+    import numpy as np
+
+    from sample_factory.utils.attr_dict import AttrDict
+    from sf_examples.brax.train_brax import make_brax_env
+
+    env = make_brax_env(ENV, AttrDict(env_agents=copies, brax_episode_length=episode_length, seed=3))
+    rng = np.random.default_rng(0)
+    env.reset()
+    running, finished = np.zeros(copies), []
+    for _ in range(steps):
+        _, rewards, terminated, truncated, _ = env.step(rng.normal(size=(copies, 1)).astype(np.float32))
+        running += rewards.numpy()
+        done = (terminated | truncated).numpy()
+        finished.extend(running[done].tolist())
+        running[done] = 0.0
+    return float(np.mean(finished))
+
+
 @pytest.mark.slow
 @needs_brax
 def test_return_rises_on_a_short_budget(tmp_path: Path) -> None:
-    """The pendulum balances longer: from a few steps per episode to many times that within 150k steps."""
+    """From the untrained policy's few steps per episode to balancing most of the 200 steps within 150k steps."""
+    start = random_policy_return()
+    assert start < 20, "the pendulum falls within a few steps under random actions"
     args = train_args(tmp_path, "--brax_episode_length=200", steps=150_000, agents=32)
     result = run_module(TRAIN, args, timeout=600)
     result.assert_trained(150_000)
     rewards = [float(r) for r in re.findall(r"Avg episode reward: \[\(0, '(-?[0-9.]+)'\)", result.output)]
-    assert len(rewards) >= 2, result.explain()
-    assert rewards[0] < 20, result.explain()
-    assert max(rewards) > 5 * rewards[0] and max(rewards) > 60, result.explain()
+    assert rewards, result.explain()
+    assert rewards[-1] > max(100.0, 5 * start), f"random policy {start:.1f}, then {rewards}"
