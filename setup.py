@@ -29,6 +29,7 @@ extras = {
     "pettingzoo": ["pettingzoo[butterfly]>=1.25", "opencv-python-headless>=4.8"],
     # natively batched Atari/MuJoCo simulators (wheels for Linux and macOS, Python >= 3.11)
     "envpool": ["envpool>=1.2; python_version >= '3.11'"],
+    "brax": ["brax>=0.12", "opencv-python-headless>=4.8"],  # jax physics tasks (jax's CPU build); OpenCV: frames, MP4s
     "onnx": ["onnx>=1.16", "onnxruntime>=1.18"],
     "wandb": ["wandb>=0.17"],
     "video": ["imageio>=2.34", "imageio-ffmpeg>=0.5"],
