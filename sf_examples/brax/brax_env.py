@@ -233,6 +233,8 @@ class BraxEnv(gym.Env):
             self._compile()
         key = jax.random.PRNGKey(self._seed if seed is None else int(seed))
         self._carry, obs = self._reset_fn(key)
+        if self.render_mode == "human":  # Gymnasium's contract: a window is drawn by reset() and step()
+            self.render()
         return jax_to_torch(obs), self._infos
 
     def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[dict]]:
@@ -240,6 +242,8 @@ class BraxEnv(gym.Env):
         if self._carry is None:
             raise RuntimeError("BraxEnv.step() was called before reset()")
         self._carry, (obs, reward, terminated, truncated) = self._step_fn(self._carry, self._jax_actions(actions))
+        if self.render_mode == "human":
+            self.render()
         return jax_to_torch(obs), jax_to_torch(reward), jax_to_torch(terminated), jax_to_torch(truncated), self._infos
 
     def _jax_actions(self, actions: Any) -> Any:

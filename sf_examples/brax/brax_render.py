@@ -25,6 +25,10 @@ LIGHT_HEIGHT = 5.0
 LIGHT_TILT_DEG = 20.0
 
 
+class BraxRenderError(RuntimeError):
+    """Frames cannot be drawn or shown here; the message names the cause and the ways out."""
+
+
 def quat_mul(u: Any, v: Any) -> np.ndarray:
     """The Hamilton product ``u * v`` of quaternions ``(w, x, y, z)`` (Brax's and MuJoCo's order); broadcasts over
     leading dimensions. Rotating by ``u * v`` is rotating by ``v`` first, then by ``u``."""
@@ -178,7 +182,7 @@ class BraxRenderer:
             try:
                 self._renderer = mujoco.Renderer(model, height=size, width=size)
             except Exception as exc:  # the GL backends fail with assorted exception types
-                raise RuntimeError(
+                raise BraxRenderError(
                     f"Brax frames are drawn by MuJoCo's offscreen renderer, which could not start with "
                     f"MUJOCO_GL={os.environ.get('MUJOCO_GL', '(unset)')} ({type(exc).__name__}: {exc}). Install EGL "
                     "or OSMesa (e.g. apt-get install libegl1 or libosmesa6) and set MUJOCO_GL=egl or MUJOCO_GL=osmesa "
@@ -201,11 +205,22 @@ class BraxRenderer:
 
             frame = cv2.resize(frame, (self.res, self.res), interpolation=cv2.INTER_AREA)
         if self.render_mode == "human":
-            import cv2
+            self._show(frame)
+        return frame
 
+    @staticmethod
+    def _show(frame: np.ndarray) -> None:
+        import cv2
+
+        try:
             cv2.imshow("brax", frame[..., ::-1])
             cv2.waitKey(1)
-        return frame
+        except cv2.error as exc:
+            raise BraxRenderError(
+                f"Cannot open a window to show Brax frames (OpenCV: {str(exc).strip().splitlines()[-1]}): OpenCV needs "
+                "a display and its GUI build (opencv-python, not opencv-python-headless). Without them, record a "
+                "video instead (--save_video --no_render) or watch without frames (--no_render)"
+            ) from exc
 
     def close(self) -> None:
         if self._renderer is not None:

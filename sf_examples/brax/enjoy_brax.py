@@ -11,13 +11,25 @@ from __future__ import annotations
 
 import sys
 
-from sample_factory.utils.typing import StatusCode
+from sample_factory.utils.misc import ExperimentStatus
+from sample_factory.utils.typing import Config, StatusCode
+from sample_factory.utils.utils import log
+from sf_examples.brax.brax_render import BraxRenderError
 from sf_examples.brax.train_brax import run_brax
 from sf_examples.entry_points import enjoy_status
 
 
+def enjoy_brax(cfg: Config) -> StatusCode:
+    """Watch the agent; a window or renderer that cannot start ends the run with one error line."""
+    try:
+        return enjoy_status(cfg)
+    except BraxRenderError as exc:
+        log.error("%s", exc)
+        return ExperimentStatus.FAILURE
+
+
 def main() -> StatusCode:
-    return run_brax(True, enjoy_status)
+    return run_brax(True, enjoy_brax)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from sf_run import run_python
 
 from sf_examples.brax.brax_render import (
     MIN_CAMERA_DISTANCE,
+    BraxRenderError,
     axis_angle_quat,
     create_camera,
     create_light,
@@ -113,6 +114,20 @@ def test_a_renderer_that_cannot_start_names_the_fixes(monkeypatch: pytest.Monkey
         pipeline_state=lambda index: None,
         brax_env=SimpleNamespace(sys=SimpleNamespace(mj_model=mujoco.MjModel.from_xml_string("<mujoco/>"))),
     )
-    with pytest.raises(RuntimeError, match="MUJOCO_GL") as error:
+    with pytest.raises(BraxRenderError, match="MUJOCO_GL") as error:
         BraxRenderer(env, "rgb_array", 32).render()
     assert "--no_render" in str(error.value) and "gladLoadGL" in str(error.value)
+
+
+def test_a_window_that_cannot_open_names_the_ways_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cv2
+
+    from sf_examples.brax.brax_render import BraxRenderer
+
+    def no_gui(*args, **kwargs):
+        raise cv2.error("The function is not implemented. Rebuild the library with GTK+")
+
+    monkeypatch.setattr(cv2, "imshow", no_gui)
+    with pytest.raises(BraxRenderError, match="--save_video --no_render") as error:
+        BraxRenderer._show(np.zeros((4, 4, 3), dtype=np.uint8))
+    assert "not implemented" in str(error.value) and "display" in str(error.value)

@@ -120,3 +120,15 @@ def test_return_rises_on_a_short_budget(tmp_path: Path) -> None:
     rewards = [float(r) for r in re.findall(r"Avg episode reward: \[\(0, '(-?[0-9.]+)'\)", result.output)]
     assert rewards, result.explain()
     assert rewards[-1] > max(100.0, 5 * start), f"random policy {start:.1f}, then {rewards}"
+
+
+def test_enjoy_ends_with_one_error_when_frames_cannot_be_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sample_factory.utils.misc import ExperimentStatus
+    from sf_examples.brax import enjoy_brax
+    from sf_examples.brax.brax_render import BraxRenderError
+
+    def no_window(cfg):
+        raise BraxRenderError("Cannot open a window to show Brax frames")
+
+    monkeypatch.setattr(enjoy_brax, "enjoy_status", no_window)
+    assert enjoy_brax.enjoy_brax(None) == ExperimentStatus.FAILURE
