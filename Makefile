@@ -4,7 +4,7 @@ TORCH ?= torch==2.13.0
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,vizdoom,mujoco,atari,pettingzoo,envpool,video,onnx,wandb,huggingface
+EXTRAS ?= dev,vizdoom,mujoco,atari,pettingzoo,envpool,brax,video,onnx,wandb,huggingface
 PYTEST_ARGS ?=
 # make train resumes the same experiment by default; RESTART=restart moves the old one aside
 RESTART ?= resume

@@ -121,6 +121,29 @@ NETHACK = EnvFamily(
     env_prefix="nethack_",
     env_name_first=True,
 )
+BRAX = EnvFamily(
+    name="brax",
+    train_script="sf_examples.brax.train_brax",
+    register="sf_examples.brax.train_brax:register_brax_family",
+    add_args="sf_examples.brax.brax_params:add_brax_env_args",
+    override_defaults="sf_examples.brax.brax_params:brax_override_defaults",
+    env_names=frozenset(
+        {
+            "ant",
+            "halfcheetah",
+            "hopper",
+            "humanoid",
+            "humanoidstandup",
+            "inverted_double_pendulum",
+            "inverted_pendulum",
+            "pusher",
+            "reacher",
+            "swimmer",
+            "walker2d",
+        }
+    ),
+    env_name_first=True,
+)
 # everything no other family owns: a Gymnasium id, or "module:EnvId" for ids registered when module is imported
 GYM = EnvFamily(
     name="gym",
@@ -143,6 +166,7 @@ EXAMPLE_FAMILIES: tuple[EnvFamily, ...] = (
     ENVPOOL_MUJOCO,
     DMLAB,
     NETHACK,
+    BRAX,
 )
 
 
@@ -158,6 +182,7 @@ register_example_families()
 __all__ = [
     "ATARI",
     "BATCHED_CARTPOLE",
+    "BRAX",
     "CUSTOM_ENV",
     "CUSTOM_MULTI_ENV",
     "DMLAB",
@@ -166,6 +191,7 @@ __all__ = [
     "EXAMPLE_FAMILIES",
     "GYM",
     "MUJOCO",
+    "NETHACK",
     "PETTINGZOO",
     "VIZDOOM",
     "EnvFamily",
