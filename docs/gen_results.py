@@ -131,7 +131,10 @@ def _current_compare(current: dict[str, tuple[str, list[Record]]]) -> str:
         commands.setdefault(set_id, items[0])
     lines = [f"Machine of these sets: {_machine_line(next(iter(commands.values())))}.", "", *summary, "", *detail, ""]
     lines.append("Sets:")
-    lines.extend(f"- {_set_label(first)}: `{first['command']}`" for first in commands.values())
+    for first in commands.values():
+        load = first.get("load_average")
+        load_text = f" (load average {load[0]:.1f} when the set ended)" if load else ""
+        lines.append(f"- {_set_label(first)}{load_text}: `{first['command']}`")
     return "\n".join(lines)
 
 
