@@ -23,8 +23,8 @@ from sample_factory.algo.runners.child_process import RUNNER_LOOP, child_main, s
 from sample_factory.algo.runners.components import LoopSpec, SharedState
 from sample_factory.algo.utils.restart_info import RestartInfo
 from sample_factory.algo.utils.wiring import RUNNER
-from sample_factory.messaging.event_loop import LoopLiveness, Router, make_mp_inbox
 from sample_factory.compat.multiprocessing_internals import stop_forked_server
+from sample_factory.messaging.event_loop import LoopLiveness, Router, make_mp_inbox
 from sample_factory.messaging.process_start import warm_up, worker_context
 from sample_factory.messaging.queue_repair import QueueDoctor, QueueRepair, lock_holder, thread_alive
 from sample_factory.utils.distributed import this_rank

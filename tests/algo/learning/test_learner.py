@@ -686,7 +686,7 @@ def test_conv_nets_train_channels_last_on_cpu_with_the_same_results(monkeypatch)
 
 
 def test_a_sample_factory_2_checkpoint_state_resumes_training():
-    """SF2 writes no ``policy_version`` or ``lr_schedule``: its policy version is its train step, its rate ``curr_lr``."""
+    """SF2 writes no ``policy_version`` or ``lr_schedule``: its policy version is its train step, its rate curr_lr."""
     cfg = make_cfg()
     learner = make_learner(cfg)
     learner.train(learner.prepare_batch(make_trajectories(cfg)))
