@@ -8,14 +8,13 @@ Training code never imports an env directly: it asks the registry for the functi
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
-import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
 from sample_factory.envs.env_registry import global_env_registry
+from sample_factory.utils.decorators import retrying
 from sample_factory.utils.typing import CreateEnvFunc
 from sample_factory.utils.utils import is_module_available, log
 
@@ -221,30 +220,7 @@ def retry(
     """
     if num_attempts < 1:
         raise ValueError(f"retry(num_attempts={num_attempts}) must allow at least one attempt")
-
-    def decorator(func: Callable[..., ResultT]) -> Callable[..., ResultT]:
-        @functools.wraps(func)
-        def with_retries(*args: Any, **kwargs: Any) -> ResultT:
-            for attempt in range(1, num_attempts + 1):
-                try:
-                    return func(*args, **kwargs)
-                except exception_class as exc:
-                    if attempt == num_attempts:
-                        raise
-                    log.warning(
-                        "%s failed (%r), attempt %d of %d; retrying in %.1f s",
-                        func.__qualname__,
-                        exc,
-                        attempt,
-                        num_attempts,
-                        sleep_time,
-                    )
-                    time.sleep(sleep_time)
-            raise AssertionError("unreachable: the last attempt returns or raises")
-
-        return with_retries
-
-    return decorator
+    return retrying(exception_class, num_attempts, sleep_time)
 
 
 def num_env_steps(infos: list[dict[str, Any]]) -> int:

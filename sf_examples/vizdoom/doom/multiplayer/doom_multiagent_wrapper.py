@@ -10,14 +10,13 @@ from __future__ import annotations
 import functools
 import queue
 import threading
-import time
 from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 import gymnasium as gym
 
-from sample_factory.utils.utils import log
+from sample_factory.utils.decorators import retrying
 from sf_examples.vizdoom.doom.lifecycle import pick_port
 from sf_examples.vizdoom.doom.multiplayer import VizdoomMultiAgentEnv
 from sf_examples.vizdoom.doom.multiplayer.doom_multiagent import DEFAULT_UDP_PORT
@@ -56,24 +55,11 @@ def retry_doom(
     """Decorator: call again after ``exception_class`` (a busy machine can fail an engine start), up to
     ``num_attempts`` times, ``sleep_time`` seconds apart; ``should_reset`` resets the method's object in between."""
 
-    def decorate(func: Callable) -> Callable:
-        @functools.wraps(func)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            for attempt in range(1, num_attempts + 1):
-                try:
-                    return func(*args, **kwargs)
-                except exception_class as exc:
-                    if attempt == num_attempts:
-                        raise
-                    log.warning("%s failed (attempt %d/%d): %r", func.__name__, attempt, num_attempts, exc)
-                    time.sleep(sleep_time)
-                    if should_reset and args and hasattr(args[0], "reset"):
-                        args[0].reset()
-            raise AssertionError("unreachable")
+    def reset_owner(args: tuple) -> None:
+        if should_reset and args and hasattr(args[0], "reset"):
+            args[0].reset()
 
-        return call
-
-    return decorate
+    return retrying(exception_class, num_attempts, sleep_time, between=reset_owner)
 
 
 def init_multiplayer_env(
