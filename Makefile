@@ -18,13 +18,18 @@ SEED ?= 1
 HOURS ?=
 # folder of the private Slurm cluster of `make slurm-up` (config, state, logs)
 SLURM_DIR ?= /tmp/sf_slurm
-# make test-compat: the oldest supported stack, the one Sample Factory 2.1.1 projects pin, in a second venv
+# make test-compat: the oldest supported stack in a second venv: the oldest torch setup.py allows (PyPI's build, with
+# its CUDA libraries: about 5 GB) and the gymnasium and numpy that Sample Factory 2.1.1 projects pin
 COMPAT_VENV ?= .venv-compat
 COMPAT_PY := $(COMPAT_VENV)/bin/python
+COMPAT_TORCH ?= torch==2.1.2
 COMPAT_PINS ?= gymnasium==0.29.1 numpy==1.26.4
-# the core subset run there: user-code conformance, envs, every runner mode, checkpoints, the version-checked code
+# the core subset run there: user-code conformance, envs, every runner mode, checkpoints, the version-checked code,
+# the optimiser and the fast paths (whose tests of torch's private paths are skipped there, their fallbacks tested)
 COMPAT_TESTS ?= tests/user_code tests/envs tests/lifecycle/test_sf2_checkpoints.py \
-	tests/compat "tests/algo/runners/test_training_modes.py::test_mode_trains_and_cleans_up"
+	tests/compat "tests/algo/runners/test_training_modes.py::test_mode_trains_and_cleans_up" \
+	tests/algo/learning/test_optimizers.py tests/algo/learning/test_learner_fast_paths.py \
+	tests/model/test_direct_calls.py tests/model/test_fast_path_checks.py tests/model/test_running_mean_std.py
 
 # A test run starts hundreds of Python processes: let them reuse the package's compiled bytecode (__pycache__,
 # git-ignored) even where the environment turns writing it off.
@@ -74,13 +79,13 @@ slurm-deps:
 test-slow: setup
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
-# The same torch, with $(COMPAT_PINS) instead of the newest gymnasium and numpy (rebuilt when setup.py changes)
+# $(COMPAT_TORCH) with $(COMPAT_PINS) instead of the newest torch, gymnasium and numpy (rebuilt when setup.py changes)
 $(COMPAT_VENV)/.installed: setup.py Makefile
 	@test -x $(COMPAT_PY) || $(PYTHON) -m venv $(COMPAT_VENV)
 	@$(COMPAT_PY) -m pip install -q --upgrade pip
-	@$(COMPAT_PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
-		|| $(COMPAT_PY) -m pip install "$(TORCH)"
-	$(COMPAT_PY) -m pip install -q -e ".[dev,vizdoom,video]" $(COMPAT_PINS)
+	@$(COMPAT_PY) -c "import importlib.metadata as m, sys; from packaging.requirements import Requirement as R; r = R('$(COMPAT_TORCH)'); sys.exit(0 if r.specifier.contains(m.version('torch').split('+')[0], prereleases=True) else 1)" 2>/dev/null \
+		|| $(COMPAT_PY) -m pip install -q "$(COMPAT_TORCH)" $(COMPAT_PINS)
+	$(COMPAT_PY) -m pip install -q -e ".[dev,vizdoom,video]" "$(COMPAT_TORCH)" $(COMPAT_PINS)
 	@touch $@
 
 test-compat: $(COMPAT_VENV)/.installed

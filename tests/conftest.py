@@ -9,3 +9,18 @@ if "SF_BENCH_RESULTS_DIR" not in os.environ:
     import tempfile
 
     os.environ["SF_BENCH_RESULTS_DIR"] = tempfile.mkdtemp(prefix="sf-test-records-")
+
+
+import pytest  # noqa: E402  (after the path set-up above)
+
+
+@pytest.fixture
+def public_torch_paths(monkeypatch):
+    """torch's private paths off for the test, as on a torch they were not verified on (``tests/torch_paths.py``)."""
+    from sample_factory.compat import torch_internals
+
+    monkeypatch.setattr(torch_internals, "VERIFIED_TORCH", ((1, 0),))
+    torch_internals.recheck()
+    yield
+    monkeypatch.undo()
+    torch_internals.recheck()

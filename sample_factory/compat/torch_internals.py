@@ -42,6 +42,8 @@ _ADAM_INIT_GROUP_PARAMETERS = [
 ]  # fmt: skip
 # the attribute torch._disable_dynamo caches its wrapper in, on the function it wraps
 _DYNAMO_DISABLE_CACHE = "__dynamo_disable"
+# module_hook_kinds' answer where hooks cannot be read
+HOOKS_UNREADABLE = "its hooks cannot be read (torch's private paths are off)"
 _allowed: bool | None = None  # decided on first use, once per process (hot paths ask on every step)
 
 
@@ -164,10 +166,10 @@ def global_module_hooks() -> bool:
 
 
 def module_hook_kinds(module: nn.Module) -> list[str]:
-    """The kinds of hooks registered on ``module`` itself (e.g. ``forward pre-hook``); where that cannot be read, a
-    kind that says so (so the module is treated as having one)."""
+    """The kinds of hooks registered on ``module`` itself (e.g. ``forward pre-hook``); where that cannot be read,
+    ``[HOOKS_UNREADABLE]`` (so the module is treated as having one)."""
     if not private_paths_allowed():
-        return ["hooks unknown (torch's private paths are off)"]
+        return [HOOKS_UNREADABLE]
     return [kind for name, kind in _MODULE_HOOKS.items() if getattr(module, name, None)]
 
 

@@ -38,16 +38,15 @@ def _encode(value: Any, where: str) -> Any:
     if isinstance(value, _PLAIN_SCALARS):
         return value
     if isinstance(value, np.ndarray):
-        try:  # numeric and bool arrays; strings or objects have no tensor form
-            data = torch.from_numpy(np.array(value, copy=True))
-        except TypeError:
-            raise _Unsupported(f"{where} (array of {value.dtype})") from None
-        return {_KIND: "ndarray", "data": data, "dtype": value.dtype.str}
+        if value.dtype.kind not in _NUMERIC_KINDS:  # strings or objects have no tensor form
+            raise _Unsupported(f"{where} (array of {value.dtype})")
+        return {_KIND: "ndarray", "dtype": value.dtype.str, **_array_tensor(value)}
     if isinstance(value, np.random.Generator):
         return {_KIND: "generator", "state": value.bit_generator.state}
     if isinstance(value, np.random.RandomState):
         name, keys, pos, has_gauss, cached = value.get_state()
-        return {_KIND: "randomstate", "state": (name, torch.from_numpy(keys.copy()), pos, has_gauss, cached)}
+        keys = {_KIND: "ndarray", "dtype": keys.dtype.str, **_array_tensor(keys)}
+        return {_KIND: "randomstate", "state": (name, keys, pos, has_gauss, cached)}
     if isinstance(value, (list, tuple)):
         items = [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return items if isinstance(value, list) else {_KIND: "tuple", "items": items}
@@ -58,6 +57,29 @@ def _encode(value: Any, where: str) -> Any:
     raise _Unsupported(f"{where} ({type(value).__name__})")
 
 
+_NUMERIC_KINDS = "biufc"  # numpy's kinds of bool, integer, unsigned, float and complex arrays
+
+
+def _array_tensor(array: np.ndarray) -> dict[str, Any]:
+    """``{"data": tensor}`` holding a copy of ``array``; for a dtype this torch has no tensor of (unsigned 16-64 bit
+    integers before torch 2.3) its bytes, with ``"shape"`` to rebuild it."""
+    array = np.array(array, copy=True)
+    try:
+        return {"data": torch.from_numpy(array)}
+    except TypeError:
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        return {"data": torch.from_numpy(raw.copy()), "shape": list(array.shape)}
+
+
+def _array(value: dict) -> np.ndarray:
+    """The array ``_array_tensor`` stored (checkpoints written before byte storage have no ``"shape"``)."""
+    dtype = np.dtype(value["dtype"])
+    data = value["data"].numpy()
+    if "shape" in value:
+        return data.view(dtype).reshape(value["shape"]).copy()
+    return data.astype(dtype, copy=True)
+
+
 def _decode(value: Any, current: Any = None) -> Any:
     """Inverse of ``_encode``; random generators are restored into ``current`` when it is one (keeps identity)."""
     if isinstance(value, list):
@@ -66,7 +88,7 @@ def _decode(value: Any, current: Any = None) -> Any:
         return value
     kind = value[_KIND]
     if kind == "ndarray":
-        return value["data"].numpy().astype(np.dtype(value["dtype"]), copy=True)
+        return _array(value)
     if kind == "npscalar":
         return np.dtype(value["dtype"]).type(value["data"])
     if kind == "generator":
@@ -76,7 +98,8 @@ def _decode(value: Any, current: Any = None) -> Any:
     if kind == "randomstate":
         name, keys, pos, has_gauss, cached = value["state"]
         random_state = current if isinstance(current, np.random.RandomState) else np.random.RandomState()
-        random_state.set_state((name, keys.numpy().copy(), pos, has_gauss, cached))
+        keys = _array(keys) if isinstance(keys, dict) else keys.numpy().copy()  # a tensor in older checkpoints
+        random_state.set_state((name, keys, pos, has_gauss, cached))
         return random_state
     if kind == "tuple":
         return tuple(_decode(v) for v in value["items"])

@@ -18,7 +18,7 @@ from collections.abc import Collection
 
 from torch import nn
 
-from sample_factory.compat.torch_internals import is_compiled_module
+from sample_factory.compat.torch_internals import HOOKS_UNREADABLE, is_compiled_module
 from sample_factory.model.fast_path_checks import global_hooks, module_hooks
 
 _DIRECT_CLASSES: dict[type, type] = {}
@@ -38,7 +38,7 @@ def direct_call_blocker(module: nn.Module) -> str | None:
         return f"{cls.__name__} overrides __call__"
     hooks = module_hooks(module)
     if hooks:
-        return f"it has a {hooks[0]}"
+        return hooks[0] if hooks[0] == HOOKS_UNREADABLE else f"it has a {hooks[0]}"
     return None
 
 

@@ -1,4 +1,5 @@
-"""The package on the stack that Sample Factory 2.1.1 projects pin (gymnasium 0.29, numpy 1.26) as on today's.
+"""The package on the oldest supported stack (torch 2.1; gymnasium 0.29 and numpy 1.26, which Sample Factory 2.1.1
+projects pin) as on today's.
 
 ``make test-compat`` runs these, with the core subset of the suite, in a venv with those versions; ``make test``
 runs them with the newest ones.
@@ -31,7 +32,7 @@ def _core_requirements() -> dict[str, Requirement]:
     raise AssertionError("setup.py has no core_requirements list")
 
 
-@pytest.mark.parametrize("name", ["gymnasium", "numpy"])
+@pytest.mark.parametrize("name", ["gymnasium", "numpy", "torch"])
 def test_the_installed_version_is_inside_the_declared_range(name: str):
     requirement = _core_requirements()[name]
     installed = importlib.metadata.version(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from gymnasium import spaces
+from torch_paths import PRIVATE_PATHS, needs_cpu_fused_adam
 
 from sample_factory.algo.learning.optimizers import LeanAdamStep, clip_grad_norm
 from sample_factory.compat import torch_internals
@@ -16,21 +17,33 @@ from sample_factory.model.running_mean_std import RunningMeanStdInPlace
 def path(request, monkeypatch):
     if request.param == "public":
         monkeypatch.setattr(torch_internals, "VERIFIED_TORCH", ((1, 0),))
+    elif not PRIVATE_PATHS:
+        pytest.skip(f"torch {torch.__version__} is not a verified version: only the public path is taken here")
     torch_internals.recheck()
     yield request.param
     monkeypatch.undo()
     torch_internals.recheck()
 
 
-def test_the_switch_and_the_version_decide(monkeypatch):
-    assert torch_internals.recheck() is True  # this machine's torch is a verified one
+def test_the_switch_and_the_version_decide(monkeypatch, caplog):
+    # on a verified torch the private paths are taken, elsewhere the public ones, said in one line
+    assert torch_internals.recheck() is PRIVATE_PATHS
+    said = [r.getMessage() for r in caplog.records if "torch's private paths are off" in r.getMessage()]
+    assert said == (
+        []
+        if PRIVATE_PATHS
+        else [
+            f"torch's private paths are off (torch {torch.__version__} is not a "
+            f"version they were verified on (2.13)): public torch APIs only"
+        ]
+    )
     monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "all")
     assert torch_internals.recheck() is False
     monkeypatch.delenv("SF_DISABLE_FAST_PATHS")
     monkeypatch.setattr(torch_internals, "VERIFIED_TORCH", ((1, 0),))
     assert torch_internals.recheck() is False
     monkeypatch.undo()
-    assert torch_internals.recheck() is True
+    assert torch_internals.recheck() is PRIVATE_PATHS
 
 
 def test_gradient_clipping_is_the_same_on_both_paths(path):
@@ -43,6 +56,7 @@ def test_gradient_clipping_is_the_same_on_both_paths(path):
     assert torch.linalg.vector_norm(torch.cat([g.flatten() for g in clipped])).item() == pytest.approx(1.0, rel=1e-4)
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_matches_torch_adam_on_both_paths(path):
     torch.manual_seed(1)
     models = [torch.nn.Linear(4, 3) for _ in range(2)]

@@ -131,3 +131,44 @@ def test_global_generators_round_trip() -> None:
     restore_global_rng_states(state)
     got = torch.rand(3), np.random.rand(3), random.random()
     assert torch.equal(expected[0], got[0]) and np.array_equal(expected[1], got[1]) and expected[2] == got[2]
+
+
+def test_arrays_of_a_dtype_this_torch_has_no_tensor_for_round_trip_as_bytes(monkeypatch) -> None:
+    """Before torch 2.3 ``torch.from_numpy`` refuses unsigned 16-64 bit arrays (numpy's global generator keys are
+    uint32): they are kept as bytes (made so here on a torch that has those tensors)."""
+    from_numpy = torch.from_numpy
+
+    def old_from_numpy(array):
+        if array.dtype in (np.uint16, np.uint32, np.uint64):
+            raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}")
+        return from_numpy(array)
+
+    monkeypatch.setattr(torch, "from_numpy", old_from_numpy)
+    env = gym.make("CartPole-v1").unwrapped
+    env.reset(seed=0)
+    env.extra = [np.arange(12, dtype=np.uint32).reshape(3, 4)[:, ::2], np.array(7, dtype=np.uint64)]
+    state, reason = capture_env_state(env)
+    assert state is not None, reason
+    generators = capture_global_rng_states()
+    monkeypatch.undo()
+    env.extra = None
+    restore_env_state(env, _through_checkpoint(state))
+    strided, scalar = env.extra
+    assert strided.dtype == np.uint32 and np.array_equal(strided, np.arange(12).reshape(3, 4)[:, ::2])
+    assert scalar.dtype == np.uint64 and scalar.shape == () and scalar == 7
+    expected = np.random.rand(3)
+    np.random.seed(5)
+    restore_global_rng_states(_through_checkpoint(generators))
+    assert np.array_equal(np.random.rand(3), expected)
+
+
+def test_arrays_stored_as_tensors_of_their_values_by_earlier_versions_still_restore() -> None:
+    state = capture_global_rng_states()
+    entry = state["numpy"]["items"]["state"]["items"]["key"]  # numpy's MT19937 key, an array of uint32
+    keys = np.random.get_state()[1]
+    entry.pop("shape", None)
+    entry["data"] = torch.from_numpy(keys.astype(np.int64))  # the earlier layout: the values in a tensor
+    expected = np.random.rand(3)
+    np.random.seed(5)
+    restore_global_rng_states(_through_checkpoint(state))
+    assert np.array_equal(np.random.rand(3), expected)

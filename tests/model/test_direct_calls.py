@@ -6,7 +6,9 @@ from __future__ import annotations
 import gymnasium as gym
 import torch
 from torch import nn
+from torch_paths import needs_private_paths
 
+from sample_factory.compat.torch_internals import HOOKS_UNREADABLE
 from sample_factory.model.actor_critic import create_actor_critic
 from sample_factory.model.direct_calls import blocked_modules, call_forward_directly, direct_call_blocker, has_hooks
 from sf_examples.train_gym_env import parse_gym_args
@@ -27,6 +29,7 @@ def _outputs(model: nn.Module, seed: int) -> dict:
         return dict(model(model.normalize_obs(obs), rnn))
 
 
+@needs_private_paths
 def test_a_direct_model_computes_what_the_plain_one_does() -> None:
     for extra in ((), ("--use_rnn=True",)):
         plain, direct = _cartpole_model(*extra), _cartpole_model(*extra)
@@ -40,6 +43,7 @@ def test_a_direct_model_computes_what_the_plain_one_does() -> None:
             assert isinstance(b, type(a)) and type(b).__name__ == type(a).__name__
 
 
+@needs_private_paths
 def test_the_direct_call_skips_nn_module_call(monkeypatch) -> None:
     model = _cartpole_model()
     call_forward_directly(model)
@@ -50,6 +54,7 @@ def test_the_direct_call_skips_nn_module_call(monkeypatch) -> None:
     assert calls == []
 
 
+@needs_private_paths
 def test_a_hooked_module_keeps_its_call_and_its_hook_runs() -> None:
     model = _cartpole_model()
     seen = []
@@ -70,6 +75,7 @@ class _Doubling(nn.Linear):
         return 2.0 * super().__call__(x)
 
 
+@needs_private_paths
 def test_a_module_with_its_own_call_is_left_alone_unless_forced() -> None:
     layer = _Doubling(2, 2)
     assert direct_call_blocker(layer) == "_Doubling overrides __call__"
@@ -81,6 +87,7 @@ def test_a_module_with_its_own_call_is_left_alone_unless_forced() -> None:
     assert torch.equal(2.0 * layer(x), expected)
 
 
+@needs_private_paths
 def test_blocked_modules_names_each_with_its_reason() -> None:
     model = _cartpole_model()
     model.decoder.forward = lambda x: x
@@ -97,3 +104,15 @@ def test_a_global_hook_leaves_every_model_alone() -> None:
         assert not call_forward_directly(_cartpole_model())
     finally:
         handle.remove()
+
+
+def test_with_torchs_private_paths_off_every_module_keeps_its_call(public_torch_paths) -> None:
+    """Hooks and in-place compilation cannot be read without torch's private names: every module is left to
+    ``nn.Module.__call__``, and the model computes what it did."""
+    plain, model = _cartpole_model(), _cartpole_model()
+    classes = [type(module) for module in model.modules()]
+    assert direct_call_blocker(model.encoder) == HOOKS_UNREADABLE
+    assert not call_forward_directly(model)
+    assert [type(module) for module in model.modules()] == classes
+    expected, got = _outputs(plain, 4), _outputs(model, 4)
+    assert all(torch.equal(expected[key], got[key]) for key in expected)

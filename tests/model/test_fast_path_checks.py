@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch_paths import needs_private_paths
 
 from sample_factory.algo.utils.context import global_model_factory
 from sample_factory.model.actor_critic import create_actor_critic
@@ -92,12 +93,14 @@ def test_an_unknown_switch_name_is_a_clear_error(monkeypatch) -> None:
 # ---- whose code --------------------------------------------------------------------------------------------------
 
 
+@needs_private_paths
 def test_the_library_model_has_no_user_modules(make_cfg) -> None:
     model = _model(make_cfg)
     assert all(is_library_module(m) for m in model.modules())
     assert user_modules(model) == []
 
 
+@needs_private_paths
 def test_user_modules_are_the_outermost_ones_not_the_librarys(make_cfg) -> None:
     model = _model(make_cfg, user_encoder=True)
     assert user_modules(model) == [("encoder", model.encoder)]
@@ -105,6 +108,7 @@ def test_user_modules_are_the_outermost_ones_not_the_librarys(make_cfg) -> None:
     assert is_library_module(model.encoder.fc)  # a torch layer inside it is the library's
 
 
+@needs_private_paths
 def test_hooks_and_instance_forwards_make_library_modules_user_code(make_cfg) -> None:
     model = _model(make_cfg)
     model.critic_linear.register_forward_hook(lambda module, args, out: out * 2)
@@ -179,6 +183,7 @@ def test_a_failing_variant_names_the_innermost_user_module(make_cfg) -> None:
 # ---- deciding ------------------------------------------------------------------------------------------------------
 
 
+@needs_private_paths
 def test_library_models_need_no_check(make_cfg, info_log) -> None:
     def check() -> None:
         raise AssertionError("not called for the library's modules")
@@ -187,6 +192,7 @@ def test_library_models_need_no_check(make_cfg, info_log) -> None:
     assert _lines(info_log) == ["Learner: channels-last used (every module of the model is the library's own)"]
 
 
+@needs_private_paths
 def test_user_modules_use_a_trick_only_when_its_check_passes(make_cfg, info_log) -> None:
     model = _model(make_cfg, user_encoder=True)
     assert decide("Learner", CHANNELS_LAST, model, lambda: None, CPU)
@@ -226,3 +232,22 @@ def test_a_check_leaves_the_random_streams_alone() -> None:
     assert (
         run_check(lambda: 1 / 0, CPU).reason == "the start-up check could not run (ZeroDivisionError: division by zero)"
     )
+
+
+def test_with_torchs_private_paths_off_the_librarys_model_is_checked_like_a_users(
+    make_cfg, info_log, public_torch_paths
+) -> None:
+    """Hooks cannot be read without torch's private names: no module is taken for the library's own, so every trick
+    goes through its start-up check, on the whole model."""
+    model = _model(make_cfg)
+    assert user_modules(model) == [("", model)] and not is_library_module(model.encoder)
+    assert decide("Learner", CHANNELS_LAST, model, lambda: None, CPU)
+
+    def failing() -> None:
+        raise CheckFailed(Verdict("it differs"))
+
+    assert not decide("Learner", CHANNELS_LAST, model, failing, CPU)
+    assert _lines(info_log)[-2:] == [
+        "Learner: channels-last used for actor-critic ActorCriticSharedWeights: it passed the start-up check",
+        "Learner: channels-last skipped for actor-critic ActorCriticSharedWeights: it differs",
+    ]

@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from torch_paths import needs_private_paths
 
 from sample_factory.model.running_mean_std import RunningMeanStdDictInPlace, RunningMeanStdInPlace
 
@@ -170,6 +171,7 @@ def _expected(rms: RunningMeanStdInPlace, x: torch.Tensor) -> torch.Tensor:
     return ((x - mean) / std).clamp(-rms.clip, rms.clip)
 
 
+@needs_private_paths
 def test_eval_statistics_are_cached_until_they_change():
     """The float32 mean/std are reused between calls and follow every way the statistics change."""
     rms = RunningMeanStdInPlace((3,))

@@ -354,13 +354,31 @@ def make_optimizer(cfg: Config, params: Iterable[Tensor]) -> torch.optim.Optimiz
     skip_dynamo_import()
     betas = (cfg.adam_beta1, cfg.adam_beta2)
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps, fused=True)
+        return _fused_adam_if_supported(params, lr=cfg.learning_rate, betas=betas, eps=cfg.adam_eps)
     if cfg.optimizer == "lamb":
         optimizer = Lamb(params, lr=cfg.learning_rate or 1.0, betas=betas, eps=cfg.adam_eps)  # Lamb rejects lr=0
         for group in optimizer.param_groups:
             group["lr"] = cfg.learning_rate
         return optimizer
     raise ValueError(f"--optimizer={cfg.optimizer!r} is not supported: use adam or lamb")
+
+
+def _fused_adam_if_supported(params: Iterable[Tensor], **hyperparameters) -> torch.optim.Adam:
+    """A fused ``torch.optim.Adam`` (one kernel for every tensor; the lean and flat paths above build on it), or
+    torch's default Adam where this torch cannot fuse these parameters (torch before 2.4 fuses CUDA tensors only),
+    said in one log line."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, fused=True, **hyperparameters)
+    except RuntimeError as error:
+        global _unfused_adam_logged
+        if not _unfused_adam_logged:
+            _unfused_adam_logged = True
+            log.info("Optimizer: torch's default Adam, not the fused one (torch %s: %s)", torch.__version__, error)
+        return torch.optim.Adam(params, **hyperparameters)
+
+
+_unfused_adam_logged = False
 
 
 class SgdStep:

@@ -63,12 +63,13 @@ class RunReporting:
         if self.wandb is not None:  # lifecycle
             self.wandb.log(policy_id, values, step)
 
-    def write_summaries(self, restarts: int, extra_summaries: ExtraSummaries) -> None:
-        """Each policy's summaries whose step moved since the last ones, each followed by ``extra_summaries``."""
+    def write_summaries(self, restarts: int, extra_summaries: ExtraSummaries, final: bool = False) -> None:
+        """Each policy's summaries whose step moved since the last ones (the ``final`` ones also where episodes
+        ended since), each followed by ``extra_summaries``."""
         if self.writers is None:
             return
         for policy_id in range(self.cfg.num_policies):
-            summary = self.stats.summary_values(policy_id, self.env_info.frameskip, restarts)
+            summary = self.stats.summary_values(policy_id, self.env_info.frameskip, restarts, final)
             if summary is None:
                 continue
             step, values = summary

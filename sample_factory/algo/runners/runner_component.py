@@ -227,13 +227,13 @@ class RunnerComponent(Component):
             return
         self.reporting.log_status()
 
-    def _write_summaries(self) -> None:
+    def _write_summaries(self, final: bool = False) -> None:
         if self.reporting.writers is None:
             return
         with self.timing.add_time("summaries"):
             # Sample Factory 2's order: (runner, policy_id, writer, env_steps)
             extra_summaries = partial(self.call_user_code, self.hooks.notify, "extra_summaries")
-            self.reporting.write_summaries(self.supervision.restarts_total, extra_summaries)
+            self.reporting.write_summaries(self.supervision.restarts_total, extra_summaries, final)
 
     def _send_best_metrics(self) -> None:
         """Lifecycle: each learner gets its policy's average ``--save_best_metric`` and saves a new best itself."""
@@ -287,7 +287,7 @@ class RunnerComponent(Component):
         self.reporting.log_late_rewards()
         self.timeline.mark("components_stopped")
         self.call_user_code(self.hooks.notify, "on_stop")
-        self._write_summaries()
+        self._write_summaries(final=True)
         self.reporting.close()
         self.loop.component_stopped(self.name)
         self.loop.stop()

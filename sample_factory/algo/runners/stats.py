@@ -200,6 +200,7 @@ class RunStats:
         self.fps_meter = FpsMeter()
         self.sample_meters = {p: FpsMeter() for p in policies}
         self.last_summary_step = {p: -1 for p in policies}
+        self.episodes_since_summary = {p: 0 for p in policies}
         self.envs_recreated = 0  # envs closed and made again after they raised (--env_error_behavior=recreate)
 
     def record_env_steps(self, policy_id: PolicyID, env_steps: int) -> None:
@@ -216,6 +217,7 @@ class RunStats:
         """One finished episode of ``policy_id``: into its moving averages and, for a stat seen for the first time,
         into ``avg_stats``."""
         extra_keys = self.policy_stats[policy_id].add_episode(reward, length, objective, extra)
+        self.episodes_since_summary[policy_id] += 1
         if extra_keys or not self.avg_stats:
             for key in (*EPISODE_KEYS, *extra_keys):
                 if key not in self.avg_stats:
@@ -255,14 +257,18 @@ class RunStats:
         rewards = [(p, f"{s.avg_reward():.3f}") for p, s in self.policy_stats.items() if s.reward]
         return f"Avg episode reward: {rewards}" if rewards else ""
 
-    def summary_values(self, policy_id: PolicyID, frameskip: int, restarts: int) -> tuple[int, dict] | None:
-        """``(step, {tag: value})`` of the policy's next summary, or None when its step has not moved since."""
+    def summary_values(
+        self, policy_id: PolicyID, frameskip: int, restarts: int, final: bool = False
+    ) -> tuple[int, dict] | None:
+        """``(step, {tag: value})`` of the policy's next summary, or None when its step has not moved since; the
+        ``final`` one also when episodes ended since the last (their reports can arrive after the last steps)."""
         step = self.env_steps[policy_id]
         if not self.cfg.summaries_use_frameskip:
             step //= max(1, frameskip)
-        if step == self.last_summary_step[policy_id]:
+        if step == self.last_summary_step[policy_id] and not (final and self.episodes_since_summary[policy_id]):
             return None
         self.last_summary_step[policy_id] = step
+        self.episodes_since_summary[policy_id] = 0
         stats = self.policy_stats[policy_id]
         values = episode_summaries(stats)
         values.update(train_summaries(stats.train))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch_paths import needs_cpu_fused_adam, needs_private_paths
 
 from sample_factory.algo.learning import learner_fast_paths
 from sample_factory.algo.learning.learner import Learner
@@ -116,6 +117,7 @@ def test_a_view_encoder_trains_in_nchw_and_the_log_says_why(caplog) -> None:
     assert np.isfinite(stats["loss"])
 
 
+@needs_private_paths
 def test_a_reshape_encoder_passes_the_check_and_trains_channels_last(caplog) -> None:
     global_model_factory().register_encoder_factory(ReshapeEncoder)
     learner = _learner(IMAGE)
@@ -136,6 +138,7 @@ def test_forcing_channels_last_past_its_check_breaks_a_view_encoder(monkeypatch)
         learner.prepare_batch(_trajectories(learner.cfg, IMAGE))
 
 
+@needs_private_paths
 def test_the_librarys_conv_models_use_channels_last_without_a_check(monkeypatch, caplog) -> None:
     def no_check(*args):
         raise AssertionError("the library's modules are proven: no check")
@@ -184,6 +187,7 @@ class SometimesEncoder(Encoder):
         return 8
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_is_skipped_for_a_module_that_holds_old_weight_data(caplog) -> None:
     global_model_factory().register_encoder_factory(StaleWeightEncoder)
     learner = _learner(VECTOR)
@@ -192,6 +196,7 @@ def test_flat_adam_is_skipped_for_a_module_that_holds_old_weight_data(caplog) ->
     assert line.startswith("Learner: flat Adam skipped for encoder StaleWeightEncoder: with flat Adam: ")
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_is_skipped_for_a_gru_that_cudnn_runs(caplog) -> None:
     """On a CUDA device cuDNN wants the GRU's weights in a buffer of its own (flat views would be copied at every
     call). Decided before any check runs, so a CPU model stands in for the GPU's; models without an RNN, and any
@@ -207,6 +212,7 @@ def test_flat_adam_is_skipped_for_a_gru_that_cudnn_runs(caplog) -> None:
     assert learner_fast_paths.cudnn_rnn(no_rnn, torch.device("cuda")) is None
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_trains_exactly_like_torch_when_some_parameters_miss_gradients(monkeypatch, caplog) -> None:
     global_model_factory().register_encoder_factory(SometimesEncoder)
     flat = _learner(VECTOR)
@@ -244,6 +250,7 @@ class ColumnActorCritic(ActorCriticSharedWeights):
         return ColumnLogProbs(super().action_distribution())
 
 
+@needs_private_paths
 def test_the_fused_loss_is_used_for_user_models_that_pass_and_skipped_otherwise(caplog) -> None:
     global_model_factory().register_encoder_factory(ReshapeEncoder)
     assert _learner(IMAGE)._ppo_loss is ppo_loss
@@ -271,6 +278,7 @@ def _recurrent_cfg(**overrides):
     return _cfg(**{**settings, **overrides})
 
 
+@needs_private_paths
 def test_the_librarys_gru_core_trains_through_the_kernel_and_the_log_says_so(monkeypatch, caplog) -> None:
     learner = _learner(VECTOR, _recurrent_cfg())
     assert [core.gru_bptt for core in _gru_cores(learner)] == [True]
@@ -289,6 +297,7 @@ def test_the_librarys_gru_core_trains_through_the_kernel_and_the_log_says_so(mon
     assert not [line for line in _lines(caplog) if "GRU BPTT" in line]  # no GRU, no line
 
 
+@needs_private_paths
 def test_training_through_the_kernel_matches_training_through_nn_gru(monkeypatch) -> None:
     """Two SGD epochs on episodes cut by dones: the same losses, and weights within float32 rounding."""
     cfg = _recurrent_cfg(num_epochs=2)
@@ -310,3 +319,19 @@ def test_training_through_the_kernel_matches_training_through_nn_gru(monkeypatch
         torch.testing.assert_close(fast_weights[name], expected, rtol=1e-5, atol=1e-6, msg=name)
     moved = plain_weights["core.core.weight_hh_l0"] - _learner(VECTOR, cfg).actor_critic.core.core.weight_hh_l0
     assert moved.abs().max() > 1e-4  # the GRU's weights did train
+
+
+def test_with_torchs_private_paths_off_the_librarys_models_are_checked_and_keep_nn_gru(
+    public_torch_paths, caplog
+) -> None:
+    """Without torch's private names no module is taken for the library's own: the conv model's channels-last goes
+    through its start-up check, and the GRU core keeps ``nn.GRU`` (the kernel is for the library's own core)."""
+    learner = _learner(IMAGE)
+    assert learner.channels_last
+    assert "Learner: channels-last used for actor-critic ActorCriticSharedWeights: it passed the start-up check" in (
+        _lines(caplog)
+    )
+    recurrent = _learner(VECTOR, _recurrent_cfg())
+    assert [core.gru_bptt for core in _gru_cores(recurrent)] == [False]
+    stats = recurrent.train(recurrent.prepare_batch(_trajectories(recurrent.cfg, VECTOR)))
+    assert np.isfinite(stats["loss"])

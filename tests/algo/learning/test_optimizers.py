@@ -8,11 +8,21 @@ import copy
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 import torch
+from torch_paths import CPU_FUSED_ADAM, needs_cpu_fused_adam, needs_private_paths
 
-from sample_factory.algo.learning.optimizers import FlatAdam, Lamb, LeanAdamStep, SgdStep, clip_grad_norm
+from sample_factory.algo.learning import optimizers
+from sample_factory.algo.learning.optimizers import (
+    FlatAdam,
+    Lamb,
+    LeanAdamStep,
+    SgdStep,
+    clip_grad_norm,
+    make_optimizer,
+)
 
 
 def _mlp(seed: int) -> torch.nn.Module:
@@ -52,6 +62,7 @@ def _adam(model: torch.nn.Module, **kwargs) -> torch.optim.Adam:
     return torch.optim.Adam(model.parameters(), lr=1e-2, fused=True, **kwargs)
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_step_is_bit_identical_to_adam_step_with_changing_lr():
     ours, theirs = _mlp(0), _mlp(0)
     ours_opt, theirs_opt = _adam(ours), _adam(theirs)
@@ -70,6 +81,7 @@ def test_lean_adam_step_is_bit_identical_to_adam_step_with_changing_lr():
             assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_step_creates_the_moments_of_a_parameter_that_gets_its_first_gradient_late():
     """A parameter without a gradient is skipped and gets no state, as in torch's step; when it first gets one, its
     moments and step counter start then, so the two parameters' counters differ, as they do with torch's step."""
@@ -94,6 +106,7 @@ def test_lean_adam_step_creates_the_moments_of_a_parameter_that_gets_its_first_g
             assert torch.equal(ours_opt.state[a][key], theirs_opt.state[b][key])
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_step_leaves_an_unknown_init_group_to_the_normal_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """A torch whose Adam._init_group takes other arguments: the first step goes through optimizer.step()."""
     model = _mlp(0)
@@ -105,6 +118,7 @@ def test_lean_adam_step_leaves_an_unknown_init_group_to_the_normal_step(monkeypa
     assert not optimizer.state
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_step_after_loading_a_state_dict_uses_the_loaded_moments():
     source, target, reference = _mlp(0), _mlp(0), _mlp(0)
     source_opt = _adam(source)
@@ -125,6 +139,7 @@ def test_lean_adam_step_after_loading_a_state_dict_uses_the_loaded_moments():
     assert target_opt.state[next(target.parameters())]["step"].item() == 4
 
 
+@needs_cpu_fused_adam
 def test_lean_adam_step_leaves_hooks_and_other_optimisers_to_the_normal_step():
     model = _mlp(0)
     assert not LeanAdamStep(torch.optim.Adam(model.parameters(), lr=1e-3)).enabled  # not fused
@@ -163,6 +178,7 @@ def _torch_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, seed: 
 
 
 @pytest.mark.parametrize("max_norm", [0.05, float("inf")])
+@needs_cpu_fused_adam
 def test_flat_adam_trains_like_torch_clip_and_adam(max_norm):
     ours, theirs = _mlp(0), _mlp(0)
     ours_opt, theirs_opt = _adam(ours), _adam(theirs)
@@ -183,6 +199,7 @@ def test_flat_adam_trains_like_torch_clip_and_adam(max_norm):
         assert ours_opt.state[a]["step"].item() == theirs_opt.state[b]["step"].item() == 15
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_state_dict_round_trip_continues_exactly():
     """A checkpoint of a flat optimiser has the per-parameter form; loading it (a new state dict) is re-adopted."""
     model, resumed = _mlp(0), _mlp(1)
@@ -214,6 +231,7 @@ def _flat_trained(steps: int) -> tuple[torch.nn.Module, torch.optim.Optimizer, F
     return model, optimizer, flat
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
     model, optimizer, flat = _flat_trained(3)
     calls = []
@@ -228,6 +246,7 @@ def test_flat_adam_steps_through_hooks_with_one_counter_per_tensor():
     assert optimizer.state is flat._adopted_state and optimizer.state[next(model.parameters())]["step"].item() == 6
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_switches_off_when_the_weights_move_to_other_tensors():
     model, optimizer, flat = _flat_trained(2)
     first = next(model.parameters())
@@ -240,6 +259,7 @@ def test_flat_adam_switches_off_when_the_weights_move_to_other_tensors():
     assert {optimizer.state[p]["step"].item() for p in model.parameters()} == {3.0}
 
 
+@needs_cpu_fused_adam
 def test_flat_adam_is_off_where_it_does_not_apply():
     model = _mlp(0)
     assert not FlatAdam(torch.optim.Adam(model.parameters(), lr=1e-3)).enabled  # not fused
@@ -265,6 +285,7 @@ class _SometimesHead(torch.nn.Module):
 
 
 @pytest.mark.parametrize("first_missing_step", [0, 3])
+@needs_cpu_fused_adam
 def test_watched_flat_adam_skips_parameters_without_gradients_as_torch_does(first_missing_step):
     """Unwatched, flat mode would update the head with zero gradients (its moments still move it); watched, the first
     step without a head gradient leaves flat mode and every step equals torch's clip + Adam."""
@@ -288,6 +309,7 @@ def test_watched_flat_adam_skips_parameters_without_gradients_as_torch_does(firs
         assert ours_opt.state[a]["step"].item() == theirs_opt.state[b]["step"].item()
 
 
+@needs_cpu_fused_adam
 def test_sgd_step_without_flat_tensors_leaves_the_weights_where_they_are():
     model = _mlp(0)
     before = [p.data_ptr() for p in model.parameters()]
@@ -299,6 +321,8 @@ def test_sgd_step_without_flat_tensors_leaves_the_weights_where_they_are():
     assert SgdStep(_adam(other), other.parameters()).flat.enabled
 
 
+@needs_private_paths
+@needs_cpu_fused_adam
 def test_creating_the_optimizer_does_not_import_dynamo() -> None:
     """torch.optim's dynamo guards cost about a second of a learner's start-up when they import torch._dynamo; with
     it unloaded they are filled with the plain methods, which then behave as before (zero_grad, state_dict), and
@@ -338,3 +362,48 @@ def test_with_dynamo_loaded_the_guards_are_left_to_torch() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "filled: False" in result.stdout, result.stderr
+
+
+def _adam_cfg() -> types.SimpleNamespace:
+    return types.SimpleNamespace(optimizer="adam", adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-6, learning_rate=1e-2)
+
+
+def test_adam_is_fused_where_this_torch_fuses_it_on_the_cpu():
+    optimizer = make_optimizer(_adam_cfg(), _mlp(0).parameters())
+    assert bool(optimizer.param_groups[0].get("fused")) is CPU_FUSED_ADAM
+
+
+def test_without_a_fused_adam_training_is_torchs_clipping_and_adam_step(monkeypatch, caplog):
+    """Where torch cannot fuse Adam for the parameters (before torch 2.4 on the CPU; made so here on a torch that can),
+    the optimiser is torch's default Adam, said in one line; the lean and flat paths are off and each step is
+    ``clip_grad_norm_`` and ``Adam.step``."""
+    if CPU_FUSED_ADAM:
+        fusing_init = torch.optim.Adam.__init__
+
+        def init_without_fusing(self, params, *args, fused=None, **kwargs):
+            if fused:
+                raise RuntimeError("`fused=True` requires all the params to be on a supported device (test)")
+            fusing_init(self, params, *args, fused=fused, **kwargs)
+
+        monkeypatch.setattr(torch.optim.Adam, "__init__", init_without_fusing)
+    monkeypatch.setattr(optimizers, "_unfused_adam_logged", False)
+    caplog.set_level("INFO")
+    ours, theirs = _mlp(0), _mlp(0)
+    optimizer = make_optimizer(_adam_cfg(), ours.parameters())
+    assert not optimizer.param_groups[0].get("fused")
+    said = [r.getMessage() for r in caplog.records if "not the fused one" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("Optimizer: torch's default Adam, not the fused one (torch "), said
+    step = SgdStep(optimizer, ours.parameters())
+    assert step.flat is None and not step.lean_step.enabled
+    reference = torch.optim.Adam(theirs.parameters(), lr=1e-2, betas=(0.9, 0.999), eps=1e-6)
+    for seed in range(5):
+        x = torch.randn(32, 5, generator=torch.Generator().manual_seed(seed))
+        norm = step(ours(x).square().mean(), 0.05)
+        for param in theirs.parameters():
+            param.grad = None
+        theirs(x).square().mean().backward()
+        expected = torch.nn.utils.clip_grad_norm_(list(theirs.parameters()), 0.05)
+        reference.step()
+        torch.testing.assert_close(norm, expected)
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b)

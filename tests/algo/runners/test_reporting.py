@@ -43,6 +43,27 @@ def test_each_policys_summaries_are_followed_by_extra_summaries_with_its_writer(
     assert reporting.writers is None and any((tmp_path / "e" / ".summary" / "0").iterdir())
 
 
+def test_the_final_summaries_carry_episodes_reported_after_the_last_steps(tmp_path):
+    """Episode reports can reach the runner after the learner's last step count: the run's last summaries (written
+    once every component stopped) include them, for the observers' ``extra_summaries`` too."""
+    reporting = _reporting(tmp_path)
+    reporting.open()
+    try:
+        calls = []
+        reporting.stats.record_env_steps(0, 100)
+        reporting.stats.record_env_steps(1, 100)
+        reporting.write_summaries(0, lambda *args: calls.append(args))
+        reporting.stats.add_episode(1, 3.0, 10, 3.0, None)  # arrives after the steps stopped moving
+        reporting.write_summaries(0, lambda *args: calls.append(args))
+        assert len(calls) == 2  # periodic summaries: the steps did not move
+        reporting.write_summaries(0, lambda *args: calls.append(args), final=True)
+        assert [(p, step) for p, _, step in calls] == [(0, 100), (1, 100), (1, 100)]  # policy 1 had an episode
+        reporting.write_summaries(0, lambda *args: calls.append(args), final=True)
+        assert len(calls) == 3  # nothing new since
+    finally:
+        reporting.close()
+
+
 def test_best_metric_averages_go_only_to_learners_of_the_run(tmp_path):
     reporting = _reporting(tmp_path)
     reporting.cfg.save_best_metric = "reward"

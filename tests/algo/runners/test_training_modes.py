@@ -30,7 +30,7 @@ def test_mode_trains_and_cleans_up(tmp_path, serial: bool, async_rl: bool):
     exp = tmp_path / "e2e"
     for name in ("config.json", "sf_log.txt", "done"):
         assert (exp / name).is_file(), f"{name} missing"
-    assert glob.glob(str(exp / "checkpoint_p0" / "checkpoint_*.pth"))
+    assert glob.glob(str(exp / "checkpoint_p0" / "checkpoint_*.pth")), result.output[-3000:]
     assert glob.glob(str(exp / ".summary" / "0" / "events.out.tfevents.*"))
     for component in ("RolloutWorker rollout_w0", "InferenceWorker", "Batcher", "Learner"):
         assert f"{component}" in result.output and "profile tree view" in result.output
