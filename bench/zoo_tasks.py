@@ -38,20 +38,23 @@ class ZooTask:
 
 _MUJOCO = "sf_examples.mujoco.train_mujoco"
 _MUJOCO_SRC = "Sample Factory 2 docs, MuJoCo models (10M env steps, 10 evaluation episodes)"
+_SF2_TASKS = ("--mujoco_version=v4",)  # the Gymnasium v4 tasks SF2's models were trained on, said in the command
 _DOOM = "sf_examples.vizdoom.train_vizdoom"
 _DOOM_BASIC_BUDGET = 500_000_000  # SF2 docs: the six "basic" VizDoom scenarios, --train_for_env_steps=500000000
 _ATARI = "sf_examples.atari.train_atari"
 
 TASKS: dict[str, ZooTask] = {
-    "mujoco_ant": ZooTask("mujoco_ant", _MUJOCO, 10_000_000, 5876.09, 166.99, _MUJOCO_SRC),
-    "mujoco_halfcheetah": ZooTask("mujoco_halfcheetah", _MUJOCO, 10_000_000, 6262.56, 67.29, _MUJOCO_SRC),
-    "mujoco_humanoid": ZooTask("mujoco_humanoid", _MUJOCO, 10_000_000, 5439.48, 1314.24, _MUJOCO_SRC),
-    "mujoco_walker": ZooTask("mujoco_walker", _MUJOCO, 10_000_000, 5487.74, 48.96, _MUJOCO_SRC),
-    "mujoco_hopper": ZooTask("mujoco_hopper", _MUJOCO, 10_000_000, 2793.44, 642.58, _MUJOCO_SRC),
-    "mujoco_doublependulum": ZooTask("mujoco_doublependulum", _MUJOCO, 10_000_000, 9350.13, 1.31, _MUJOCO_SRC),
-    "mujoco_pendulum": ZooTask("mujoco_pendulum", _MUJOCO, 10_000_000, 1000.0, 0.0, _MUJOCO_SRC),
-    "mujoco_reacher": ZooTask("mujoco_reacher", _MUJOCO, 10_000_000, -4.53, 1.79, _MUJOCO_SRC),
-    "mujoco_swimmer": ZooTask("mujoco_swimmer", _MUJOCO, 10_000_000, 117.28, 2.91, _MUJOCO_SRC),
+    "mujoco_ant": ZooTask("mujoco_ant", _MUJOCO, 10_000_000, 5876.09, 166.99, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_halfcheetah": ZooTask("mujoco_halfcheetah", _MUJOCO, 10_000_000, 6262.56, 67.29, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_humanoid": ZooTask("mujoco_humanoid", _MUJOCO, 10_000_000, 5439.48, 1314.24, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_walker": ZooTask("mujoco_walker", _MUJOCO, 10_000_000, 5487.74, 48.96, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_hopper": ZooTask("mujoco_hopper", _MUJOCO, 10_000_000, 2793.44, 642.58, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_doublependulum": ZooTask(
+        "mujoco_doublependulum", _MUJOCO, 10_000_000, 9350.13, 1.31, _MUJOCO_SRC, _SF2_TASKS
+    ),
+    "mujoco_pendulum": ZooTask("mujoco_pendulum", _MUJOCO, 10_000_000, 1000.0, 0.0, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_reacher": ZooTask("mujoco_reacher", _MUJOCO, 10_000_000, -4.53, 1.79, _MUJOCO_SRC, _SF2_TASKS),
+    "mujoco_swimmer": ZooTask("mujoco_swimmer", _MUJOCO, 10_000_000, 117.28, 2.91, _MUJOCO_SRC, _SF2_TASKS),
     "doom_basic": ZooTask("doom_basic", _DOOM, _DOOM_BASIC_BUDGET, source="SF2 docs: basic scenarios' budget"),
     "doom_defend_the_center": ZooTask(
         "doom_defend_the_center", _DOOM, _DOOM_BASIC_BUDGET, source="SF2 docs: basic scenarios' budget"

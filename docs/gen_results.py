@@ -184,6 +184,31 @@ def startup_sections(records: list[Record]) -> tuple[str, str]:
     return "\n".join(text), "\n".join(older).strip()
 
 
+def fast_path_section(records: list[Record]) -> str:
+    """The newest set of each (compat module, workload): medians of the per-pair ratios with the private paths on
+    and off."""
+    newest: dict[tuple[str, str], list[Record]] = {}
+    for items in group_sets([r for r in records if r["kind"] == "fast_path_ab"]).values():
+        newest[(items[0]["figures"]["module"], items[0]["workload"])] = items
+    if not newest:
+        return "No private-path comparison has been recorded yet."
+    lines = [
+        "| module | workload | pairs | FPS on / off | whole process off / on | FPS on, off (medians) | set |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for (module, workload), items in sorted(newest.items()):
+        figures = [r["figures"] for r in items]
+        fps = _median([f["fps_ratio"] for f in figures])
+        wall = _median([f["wall_ratio"] for f in figures])
+        on, off = _median([f["on"]["fps"] for f in figures]), _median([f["off"]["fps"] for f in figures])
+        spread = ", ".join(_num(f["fps_ratio"], 3) for f in figures)
+        lines.append(
+            f"| `{module}` | {workload} | {len(items)} | {_num(fps, 3)} ({spread}) | {_num(wall, 3)} | "
+            f"{_num(on, 0)}, {_num(off, 0)} | {_set_label(items[0])} |"
+        )
+    return "\n".join(lines)
+
+
 def fill(template: str, slots: dict[str, str]) -> str:
     for key, value in slots.items():
         template = template.replace("{{" + key + "}}", value)
@@ -198,6 +223,7 @@ def benchmarks_page(records: list[Record]) -> str:
         "older_compare": older_compare,
         "current_startup": current_startup,
         "older_startup": older_startup,
+        "fast_path_ab": fast_path_section(records),
     }
     return fill((TEMPLATES / "benchmarks.md").read_text(encoding="utf-8"), slots)
 

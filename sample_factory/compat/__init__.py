@@ -19,10 +19,29 @@ DISABLE_ENV = "SF_DISABLE_FAST_PATHS"
 log = logging.getLogger("sf")
 
 
+# one switch per module of this package: SF_DISABLE_FAST_PATHS=torch_internals turns that module's private paths off
+MODULES = (
+    "torch_internals", "multiprocessing_internals", "faster_fifo_internals", "glibc_internals", "python_internals",
+)  # fmt: skip
+
+
 def all_disabled() -> bool:
     """``SF_DISABLE_FAST_PATHS`` names ``all``: every private-API path is off, the public ones are used."""
-    names = {name.strip() for name in os.environ.get(DISABLE_ENV, "").split(",")}
-    return "all" in names
+    return "all" in _switched()
+
+
+def disabled(module: str) -> str | None:
+    """The switch that turns ``module``'s private paths off (``SF_DISABLE_FAST_PATHS=all`` or ``=<module>``, so
+    each can be measured against its public path), or None."""
+    names = _switched()
+    for name in ("all", module):
+        if name in names:
+            return f"{DISABLE_ENV}={name}"
+    return None
+
+
+def _switched() -> set[str]:
+    return {name.strip() for name in os.environ.get(DISABLE_ENV, "").split(",")}
 
 
 def distribution_version(name: str) -> str | None:

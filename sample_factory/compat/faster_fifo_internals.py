@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sample_factory.compat import DISABLE_ENV, all_disabled, distribution_version, log
+from sample_factory.compat import disabled, distribution_version, log
 
 VERIFIED_FASTER_FIFO = ("1.4.5", "1.4.6", "1.4.7", "1.5.0", "1.5.1", "1.5.2")
 
@@ -75,8 +75,9 @@ class QueueRepair:
 
 def repair_unavailable() -> str | None:
     """Why no queue of this process can be repaired (switched off, unverified faster-fifo, not Linux), or None."""
-    if all_disabled():
-        return f"{DISABLE_ENV}=all"
+    switch = disabled("faster_fifo_internals")
+    if switch:
+        return switch
     if not sys.platform.startswith("linux"):
         return f"the repair reads glibc's mutex on Linux, not on {sys.platform}"
     version = distribution_version("faster-fifo")

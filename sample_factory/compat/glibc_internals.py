@@ -18,7 +18,7 @@ import ctypes
 import ctypes.util
 import platform
 
-from sample_factory.compat import all_disabled
+from sample_factory.compat import disabled
 
 VERIFIED_GLIBC = ((2, 31), (2, 40))  # inclusive range of (major, minor)
 # mallopt() parameters (malloc.h)
@@ -43,8 +43,9 @@ def glibc_version() -> tuple[int, int] | None:
 
 def why_not_applied() -> str | None:
     """Why the allocator settings are not applied here, or None when they are."""
-    if all_disabled():
-        return "SF_DISABLE_FAST_PATHS=all"
+    switch = disabled("glibc_internals")
+    if switch:
+        return switch
     version = glibc_version()
     if version is None:
         return "the C library is not glibc on Linux"

@@ -52,7 +52,7 @@ import types
 # threads later means something started one that a forked child would inherit in an unknown state
 import torch  # noqa: F401  (imported for its threads, counted below)
 
-from sample_factory.compat import DISABLE_ENV, all_disabled
+from sample_factory.compat import disabled
 
 VERIFIED_PYTHON = ((3, 10), (3, 11), (3, 12))
 _EXPECTED_MAIN_PARAMS = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
@@ -78,8 +78,9 @@ def fork_blocker(uses_cuda: bool, distributed: bool) -> str | None:
     """Why the fork server must not be forked from this process now, or None when it may."""
     from multiprocessing import forkserver
 
-    if all_disabled():
-        return f"{DISABLE_ENV}=all"
+    switch = disabled("multiprocessing_internals")
+    if switch:
+        return switch
     if sys.version_info[:2] not in VERIFIED_PYTHON:
         return f"forking the server is verified on Python 3.10-3.12, not on {sys.version.split()[0]}"
     params = tuple(inspect.signature(forkserver.main).parameters)

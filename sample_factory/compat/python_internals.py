@@ -14,7 +14,7 @@ import atexit
 import platform
 import sys
 
-from sample_factory.compat import all_disabled
+from sample_factory.compat import disabled
 
 VERIFIED_PYTHON = ((3, 10), (3, 11), (3, 12), (3, 13))
 
@@ -22,7 +22,7 @@ VERIFIED_PYTHON = ((3, 10), (3, 11), (3, 12), (3, 13))
 def exit_handlers_runnable() -> bool:
     """This interpreter is one the private call was verified on, and it is not switched off."""
     return (
-        not all_disabled()
+        not disabled("python_internals")
         and platform.python_implementation() == "CPython"
         and sys.version_info[:2] in VERIFIED_PYTHON
         and callable(getattr(atexit, "_run_exitfuncs", None))

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from torch.nn.modules import module as torch_module
 from torch.optim import optimizer as torch_optimizer
 
-from sample_factory.compat import DISABLE_ENV, all_disabled, log
+from sample_factory.compat import disabled, log
 
 VERIFIED_TORCH = ((2, 13),)  # (major, minor) of the torch releases these private names were verified on
 _MODULE_HOOKS = {
@@ -69,12 +69,11 @@ def recheck() -> bool:
 
 
 def _decide() -> bool:
-    if all_disabled():
-        why = f"{DISABLE_ENV}=all"
-    elif torch_version() not in VERIFIED_TORCH:
+    why = disabled("torch_internals")
+    if why is None and torch_version() not in VERIFIED_TORCH:
         verified = ", ".join(f"{a}.{b}" for a, b in VERIFIED_TORCH)
         why = f"torch {torch.__version__} is not a version they were verified on ({verified})"
-    else:
+    if why is None:
         return True
     log.info("torch's private paths are off (%s): public torch APIs only", why)
     return False

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from sample_factory.compat import MODULES as COMPAT_MODULES
 from sample_factory.compat.torch_internals import global_module_hooks, module_hook_kinds
 from sample_factory.model.encoder import ACTION_MASK_KEY, as_dict_space
 from sample_factory.utils.torch_utils import as_channels_last
@@ -73,13 +74,15 @@ def switched(env_name: str) -> frozenset[str]:
     names = {name.strip() for name in raw.split(",") if name.strip()}
     if "all" in names:
         return frozenset(LABELS)
-    unknown = names - set(LABELS)
+    compat = set(COMPAT_MODULES) if env_name == DISABLE_ENV else set()  # sample_factory.compat's own switches
+    unknown = names - set(LABELS) - compat
     if unknown:
+        extra = f", {', '.join(COMPAT_MODULES)}" if compat else ""
         raise ValueError(
             f"{env_name}={raw!r} names unknown fast paths {sorted(unknown)}: use a comma-separated list of "
-            f"{', '.join(LABELS)}, or all"
+            f"{', '.join(LABELS)}{extra}, or all"
         )
-    return frozenset(names)
+    return frozenset(names - compat)
 
 
 # ---- whose code is it -------------------------------------------------------------------------------------------

@@ -54,6 +54,11 @@ MUJOCO_DEFAULTS: dict[str, Any] = {
 }
 
 
+# --mujoco_version: Sample Factory 2's tasks (the default) or Gymnasium's current ones
+MUJOCO_VERSIONS = ("v4", "v5")
+DEFAULT_MUJOCO_VERSION = "v4"
+
+
 def add_mujoco_flags(parser: argparse.ArgumentParser) -> None:
     """The family's own flags (saved in config.json, so enjoy renders the same way): the family table's hook."""
     group = parser.add_argument_group("MuJoCo", "Flags of the mujoco_* envs.")
@@ -64,6 +69,14 @@ def add_mujoco_flags(parser: argparse.ArgumentParser) -> None:
         help="Width of recorded video frames (enjoy --save_video); larger frames render slower without a GPU.",
     )
     group.add_argument("--mujoco_render_height", type=int, default=240, help="Height of recorded video frames.")
+    group.add_argument(
+        "--mujoco_version",
+        choices=MUJOCO_VERSIONS,
+        default=DEFAULT_MUJOCO_VERSION,
+        help="v4: Sample Factory 2's tasks (Gymnasium's v4 envs), the actions as sampled, their control cost charged "
+        "on them (its published scores); v5: Gymnasium's current tasks, actions clipped to [-1, 1] and rescaled to "
+        "the task's range.",
+    )
 
 
 def set_mujoco_defaults(parser: argparse.ArgumentParser, evaluation: bool = False) -> None:

@@ -1,15 +1,18 @@
 """``make_mujoco_env``: the factory registered for every ``mujoco_*`` name, and the headless-rendering setup.
 
-The names are Sample Factory 2's; the tasks are Gymnasium's current (v5) MuJoCo envs, which run on ``mujoco`` 3+.
-The policy acts in ``[-1, 1]`` on every task: actions are clipped to that box and rescaled to the task's own
-range (``[-3, 3]`` for the pendulum, ``[-0.4, 0.4]`` for the humanoids), so one initial action noise and one set
-of defaults fit all of them, and an out-of-range Gaussian sample costs no extra control penalty.
+The names are Sample Factory 2's, and so are the tasks by default (``--mujoco_version=v4``): Gymnasium's v4 MuJoCo
+envs, given the policy's actions as sampled. The task clamps an out-of-range action to its control range but
+charges its control cost on the action as given, so exploration noise beyond the range is penalised; Sample
+Factory 2's published MuJoCo scores were trained on these. ``--mujoco_version=v5`` makes Gymnasium's current
+tasks instead, with the policy acting in ``[-1, 1]``: actions clipped to that box and rescaled to the task's range
+(``[-3, 3]`` for the pendulum, ``[-0.4, 0.4]`` for the humanoids), so an out-of-range sample costs nothing extra.
 """
 
 from __future__ import annotations
 
 import ctypes.util
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,21 +25,23 @@ from sample_factory.envs.env_wrappers import ActionRepeatWrapper
 from sample_factory.utils.attr_dict import AttrDict
 from sample_factory.utils.typing import Config
 from sample_factory.utils.utils import is_module_available
+from sf_examples.mujoco.mujoco_params import DEFAULT_MUJOCO_VERSION, MUJOCO_VERSIONS
 
-# Sample Factory 2's env names -> Gymnasium ids
+# Sample Factory 2's env names -> the Gymnasium ids of its tasks (--mujoco_version=v4)
 MUJOCO_ENVS: dict[str, str] = {
-    "mujoco_ant": "Ant-v5",
-    "mujoco_halfcheetah": "HalfCheetah-v5",
-    "mujoco_hopper": "Hopper-v5",
-    "mujoco_humanoid": "Humanoid-v5",
-    "mujoco_standup": "HumanoidStandup-v5",
-    "mujoco_doublependulum": "InvertedDoublePendulum-v5",
-    "mujoco_pendulum": "InvertedPendulum-v5",
-    "mujoco_reacher": "Reacher-v5",
-    "mujoco_walker": "Walker2d-v5",
-    "mujoco_pusher": "Pusher-v5",
-    "mujoco_swimmer": "Swimmer-v5",
+    "mujoco_ant": "Ant-v4",
+    "mujoco_halfcheetah": "HalfCheetah-v4",
+    "mujoco_hopper": "Hopper-v4",
+    "mujoco_humanoid": "Humanoid-v4",
+    "mujoco_standup": "HumanoidStandup-v4",
+    "mujoco_doublependulum": "InvertedDoublePendulum-v4",
+    "mujoco_pendulum": "InvertedPendulum-v4",
+    "mujoco_reacher": "Reacher-v4",
+    "mujoco_walker": "Walker2d-v4",
+    "mujoco_pusher": "Pusher-v4",  # Gymnasium makes Pusher-v4 on mujoco < 3 only: use --mujoco_version=v5 there
+    "mujoco_swimmer": "Swimmer-v4",
 }
+
 # the GL backends that render without a display, in order of preference, with the library each one loads
 HEADLESS_GL_BACKENDS: tuple[tuple[str, str], ...] = (("egl", "EGL"), ("osmesa", "OSMesa"))
 # video frames when the cfg does not say (a notebook, a test): software rendering of 480x480 frames is slow
@@ -56,16 +61,19 @@ class MujocoSpec:
     env_id: str
 
 
-def mujoco_env_by_name(name: str) -> MujocoSpec:
+def mujoco_env_by_name(name: str, version: str = DEFAULT_MUJOCO_VERSION) -> MujocoSpec:
     """The spec of a ``mujoco_*`` name; UnknownEnvError naming the valid names otherwise."""
-    return MujocoSpec(name, mujoco_gym_id(name))
+    return MujocoSpec(name, mujoco_gym_id(name, version))
 
 
-def mujoco_gym_id(env_name: str) -> str:
-    """The Gymnasium id of a ``mujoco_*`` name; UnknownEnvError naming the valid names otherwise."""
+def mujoco_gym_id(env_name: str, version: str = DEFAULT_MUJOCO_VERSION) -> str:
+    """The Gymnasium id of a ``mujoco_*`` name in ``version`` (``v4``: Sample Factory 2's task, ``v5``: Gymnasium's
+    current one); UnknownEnvError naming the valid names otherwise."""
     if env_name not in MUJOCO_ENVS:
         raise UnknownEnvError(unknown_env_message(env_name, sorted(MUJOCO_ENVS)))
-    return MUJOCO_ENVS[env_name]
+    if version not in MUJOCO_VERSIONS:
+        raise ValueError(f"--mujoco_version={version!r} is not one of {', '.join(MUJOCO_VERSIONS)}")
+    return MUJOCO_ENVS[env_name].rsplit("-", 1)[0] + f"-{version}"
 
 
 def has_display() -> bool:
@@ -123,17 +131,28 @@ def make_mujoco_env(
     """
     del _env_config, env_config
     cfg = cfg if cfg is not None else _cfg
-    gym_id = mujoco_env_by_name(env_name).env_id
+    version = mujoco_version(cfg)
+    gym_id = mujoco_env_by_name(env_name, version).env_id
     require_optional_module("mujoco", extra="mujoco", what="MuJoCo envs")
     _check_can_render(render_mode)
-    env = gym.make(gym_id, render_mode=render_mode, **_render_kwargs(cfg, render_mode))
+    with warnings.catch_warnings():
+        # Gymnasium 1.x calls v4 "out of date" in every process that makes one; the choice is --mujoco_version's
+        warnings.filterwarnings("ignore", message=".*is out of date", category=DeprecationWarning)
+        env = gym.make(gym_id, render_mode=render_mode, **_render_kwargs(cfg, render_mode))
     return wrap_mujoco_env(env, cfg)
 
 
+def mujoco_version(cfg: Config | None) -> str:
+    """``--mujoco_version`` (``v4`` where the cfg has none: a notebook, a test)."""
+    return str(getattr(cfg, "mujoco_version", None) or DEFAULT_MUJOCO_VERSION)
+
+
 def wrap_mujoco_env(env: gym.Env, cfg: Config | None) -> gym.Env:
-    """Policy actions in ``[-1, 1]`` (clipped, then rescaled to the task's range); ``--env_frameskip`` repeats."""
-    ones = np.ones(env.action_space.shape, dtype=np.float32)  # float32 bounds: float64 ones make Gymnasium warn
-    env = ClipAction(RescaleAction(env, -ones, ones))
+    """``--env_frameskip`` repeats; with ``--mujoco_version=v5``, policy actions in ``[-1, 1]`` (clipped, then
+    rescaled to the task's range). Sample Factory 2's v4 tasks get the actions as sampled."""
+    if mujoco_version(cfg) == "v5":
+        ones = np.ones(env.action_space.shape, dtype=np.float32)  # float32 bounds: float64 ones make Gymnasium warn
+        env = ClipAction(RescaleAction(env, -ones, ones))
     frameskip = int(getattr(cfg, "env_frameskip", 1) or 1)
     return ActionRepeatWrapper(env, frameskip) if frameskip > 1 else env
 

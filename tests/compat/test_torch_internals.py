@@ -39,6 +39,8 @@ def test_the_switch_and_the_version_decide(monkeypatch, caplog):
     )
     monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "all")
     assert torch_internals.recheck() is False
+    monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "torch_internals")
+    assert torch_internals.recheck() is False
     monkeypatch.delenv("SF_DISABLE_FAST_PATHS")
     monkeypatch.setattr(torch_internals, "VERIFIED_TORCH", ((1, 0),))
     assert torch_internals.recheck() is False

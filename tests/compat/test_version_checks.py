@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from sample_factory.compat import faster_fifo_internals, glibc_internals, multiprocessing_internals, python_internals
+from sample_factory.model.fast_path_checks import DISABLE_ENV, switched
 
 
 @pytest.fixture
@@ -28,6 +29,22 @@ def test_everything_is_off_with_the_switch(all_off):
         assert python_internals.run_exit_handlers() is False and calls == []
     finally:
         atexit.unregister(calls.append)
+
+
+def test_each_module_has_its_own_switch(monkeypatch):
+    """``SF_DISABLE_FAST_PATHS=<module>`` turns off that module's private paths and no other's (to measure each)."""
+    monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "glibc_internals, python_internals")
+    assert glibc_internals.why_not_applied() == "SF_DISABLE_FAST_PATHS=glibc_internals"
+    assert python_internals.exit_handlers_runnable() is False
+    assert faster_fifo_internals.repair_unavailable() is None
+    assert multiprocessing_internals.fork_blocker(False, False) != "SF_DISABLE_FAST_PATHS=multiprocessing_internals"
+    assert switched(DISABLE_ENV) == frozenset()  # the model's fast paths stay on
+    monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "multiprocessing_internals,faster_fifo_internals")
+    assert multiprocessing_internals.fork_blocker(False, False) == "SF_DISABLE_FAST_PATHS=multiprocessing_internals"
+    assert faster_fifo_internals.repair_unavailable() == "SF_DISABLE_FAST_PATHS=faster_fifo_internals"
+    monkeypatch.setenv("SF_DISABLE_FAST_PATHS", "glibc")
+    with pytest.raises(ValueError, match="glibc_internals"):  # an unknown name lists the known ones
+        switched(DISABLE_ENV)
 
 
 def test_an_unverified_version_takes_the_public_path(monkeypatch):

@@ -1,4 +1,5 @@
-"""The mujoco_* envs in-process: every name builds its Gymnasium v5 task, actions arrive rescaled and clipped."""
+"""The mujoco_* envs in-process: every name builds Sample Factory 2's v4 task, which gets the actions as sampled, or
+with --mujoco_version=v5 Gymnasium's current task, whose actions arrive rescaled and clipped."""
 
 from __future__ import annotations
 
@@ -9,21 +10,38 @@ from sample_factory.envs.env_utils import UnknownEnvError
 from sample_factory.utils.attr_dict import AttrDict
 from sf_examples.mujoco.mujoco_utils import MUJOCO_ENVS, choose_headless_gl, make_mujoco_env, mujoco_available
 
+V5 = AttrDict(mujoco_version="v5")
+
 SF2_NAMES = {
     "mujoco_ant", "mujoco_halfcheetah", "mujoco_hopper", "mujoco_humanoid", "mujoco_standup",
     "mujoco_doublependulum", "mujoco_pendulum", "mujoco_reacher", "mujoco_walker", "mujoco_pusher", "mujoco_swimmer",
 }  # fmt: skip
 
 
-def test_every_sample_factory_2_name_is_a_v5_task() -> None:
+def test_every_sample_factory_2_name_is_its_v4_task_or_the_v5_one() -> None:
     assert set(MUJOCO_ENVS) == SF2_NAMES
-    assert MUJOCO_ENVS["mujoco_pendulum"] == "InvertedPendulum-v5"
-    assert all(gym_id.endswith("-v5") for gym_id in MUJOCO_ENVS.values())
+    assert MUJOCO_ENVS["mujoco_pendulum"] == "InvertedPendulum-v4"
+    assert all(gym_id.endswith("-v4") for gym_id in MUJOCO_ENVS.values())
+    for version in ("v4", "v5"):
+        env = make_mujoco_env("mujoco_hopper", cfg=AttrDict(mujoco_version=version))
+        assert env.spec.id == f"Hopper-{version}"
+        env.close()
 
 
+def _makes(env_name: str, version: str) -> bool:
+    import mujoco
+
+    return not (env_name == "mujoco_pusher" and version == "v4" and int(mujoco.__version__.split(".")[0]) >= 3)
+
+
+@pytest.mark.parametrize("version", ["v4", "v5"])
 @pytest.mark.parametrize("env_name", sorted(MUJOCO_ENVS))
-def test_env_steps_with_policy_scale_actions(env_name: str) -> None:
-    env = make_mujoco_env(env_name)
+def test_env_steps_with_policy_scale_actions(env_name: str, version: str) -> None:
+    if not _makes(env_name, version):
+        with pytest.raises(ImportError, match="mujoco<3"):  # Gymnasium's own refusal, naming the cause
+            make_mujoco_env(env_name, cfg=AttrDict(mujoco_version=version))
+        return
+    env = make_mujoco_env(env_name, cfg=AttrDict(mujoco_version=version))
     try:
         obs, _ = env.reset(seed=0)
         assert obs.shape == env.observation_space.shape
@@ -34,8 +52,19 @@ def test_env_steps_with_policy_scale_actions(env_name: str) -> None:
         env.close()
 
 
-def test_actions_are_clipped_to_unit_box_then_rescaled_to_task_range() -> None:
-    env = make_mujoco_env("mujoco_pendulum")  # the task's own range is [-3, 3]
+def test_sample_factory_2_tasks_get_the_actions_as_sampled_and_charge_their_control_cost() -> None:
+    env = make_mujoco_env("mujoco_halfcheetah")  # the task's range is [-1, 1]
+    try:
+        env.reset(seed=0)
+        _, _, _, _, info = env.step(np.full(6, 3.0, dtype=np.float32))  # a Gaussian sample outside the range
+        assert info["reward_ctrl"] == pytest.approx(-0.1 * 9.0 * 6)  # charged on the action as sampled
+        assert np.all(env.unwrapped.data.ctrl == 3.0)  # it reaches the simulator, which clamps it to its range
+    finally:
+        env.close()
+
+
+def test_v5_actions_are_clipped_to_unit_box_then_rescaled_to_task_range() -> None:
+    env = make_mujoco_env("mujoco_pendulum", cfg=V5)  # the task's own range is [-3, 3]
     try:
         env.reset(seed=0)
         env.step(np.array([0.5], dtype=np.float32))
