@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from stand_in import stand_in_interpreter
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _spec = importlib.util.spec_from_file_location("compare_sf2", os.path.join(REPO_ROOT, "bench", "compare_sf2.py"))
@@ -153,12 +154,7 @@ print("seed", args["--seed"])
 @pytest.fixture
 def fake_python(tmp_path):
     """An 'interpreter' that runs the stand-in trainer whatever module it is asked for."""
-    trainer = tmp_path / "fake_trainer.py"
-    trainer.write_text(FAKE_TRAINER)
-    launcher = tmp_path / "fake_python"
-    launcher.write_text(f'#!/bin/sh\nshift 2\nexec {sys.executable} {trainer} "$@"\n')
-    launcher.chmod(0o755)
-    return str(launcher)
+    return stand_in_interpreter(tmp_path, FAKE_TRAINER)
 
 
 def test_a_whole_comparison_against_stand_in_trainers(fake_python, tmp_path, capsys):

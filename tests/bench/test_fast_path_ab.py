@@ -9,6 +9,7 @@ import os
 import sys
 
 import pytest
+from stand_in import stand_in_interpreter
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(REPO_ROOT, "bench")
@@ -28,12 +29,7 @@ print(f"Collected {{0: {args['--train_for_env_steps']}}}, FPS: {100.0 if off els
 
 @pytest.fixture
 def stand_in_python(tmp_path):
-    trainer = tmp_path / "trainer.py"
-    trainer.write_text(STAND_IN)
-    launcher = tmp_path / "python"
-    launcher.write_text(f'#!/bin/sh\nshift 2\nexec {sys.executable} {trainer} "$@"\n')
-    launcher.chmod(0o755)
-    return str(launcher)
+    return stand_in_interpreter(tmp_path, STAND_IN)
 
 
 def test_pairs_alternate_their_order_share_a_seed_and_are_recorded(stand_in_python, tmp_path, capsys):
