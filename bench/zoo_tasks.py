@@ -9,7 +9,6 @@ own bar. A task without a published score is recorded as a curve and a final sco
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -68,45 +67,3 @@ TASKS: dict[str, ZooTask] = {
     "atari_pong": ZooTask("atari_pong", _ATARI, 10_000_000, target=18.0, source="this project's bar at 10M frames"),
     "atari_breakout": ZooTask("atari_breakout", _ATARI, 10_000_000, source="curve at 10M frames"),
 }
-
-
-def _fmt(value: float | None, digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
-
-
-def _hours(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds / 3600:.2f} h"
-
-
-def zoo_table(records: list[dict[str, Any]]) -> str:
-    """One row per task: its latest record (or 'not trained yet'); used by docs/gen_results.py."""
-    latest: dict[str, dict[str, Any]] = {}
-    for record in records:
-        if record["kind"] == "zoo":
-            latest[record["workload"]] = record
-    lines = [
-        "| task | budget | published | ours: final policy (10 episodes) | ours: best checkpoint | trained | "
-        "training time | time to 90 % | machine | record |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for name, task in TASKS.items():
-        published = "n/a" if task.published_mean is None else f"{task.published_mean:g} ± {task.published_std:g}"
-        if task.target is not None:
-            published = f"target ≥ {task.target:g}"
-        record = latest.get(name)
-        if record is None:
-            lines.append(f"| {name} | {task.budget:,} | {published} | not trained yet | | | | | | |")
-            continue
-        f = record["figures"]
-        score = "n/a" if f.get("score_mean") is None else f"{f['score_mean']:.2f} ± {f['score_std']:.2f}"
-        best = _fmt(f.get("best_checkpoint_score_mean"), 2)
-        trained = f"{f['env_steps']:,}" + ("" if f.get("complete") else " (partial)")
-        machine = f"{record['machine']['cores']} cores, GPU: {record['machine']['gpu']}"
-        lines.append(
-            f"| {name} | {task.budget:,} | {published} | {score} | {best} | {trained} | "
-            f"{_hours(f.get('train_wall_s'))} | {_hours(f.get('time_to_90_s'))} | {machine} | "
-            f"{record['date'][:10]}, `{record['commit']}` |"
-        )
-    return "\n".join(lines)

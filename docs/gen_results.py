@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 import records as rec  # noqa: E402
-import zoo_tasks  # noqa: E402
+import zoo_report  # noqa: E402
 
 TEMPLATES = REPO_ROOT / "bench" / "templates"
 RECORDS = REPO_ROOT / "bench" / "results"  # the repository's records, whatever SF_BENCH_RESULTS_DIR says
@@ -229,7 +229,12 @@ def benchmarks_page(records: list[Record]) -> str:
 
 
 def zoo_page(records: list[Record]) -> str:
-    return fill((TEMPLATES / "zoo.md").read_text(encoding="utf-8"), {"zoo_table": zoo_tasks.zoo_table(records)})
+    slots = {
+        "zoo_table": zoo_report.zoo_table(records),
+        "zoo_curves": zoo_report.curves_section(records),
+        "zoo_earlier": zoo_report.earlier_table(records),
+    }
+    return fill((TEMPLATES / "zoo.md").read_text(encoding="utf-8"), slots)
 
 
 README_START = "<!-- results:start (generated from bench/results/ by docs/gen_results.py) -->"
@@ -279,18 +284,31 @@ PAGES: dict[str, Callable[[list[Record]], str]] = {
 }
 
 
+def generated(records: list[Record]) -> dict[str, str]:
+    """{path relative to the repository: its text} for every generated file: the pages and the zoo's plots."""
+    files = {relative: make_page(records) for relative, make_page in PAGES.items()}
+    files.update(zoo_report.plots(records))
+    return files
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare the pages with the records, write nothing")
     args = parser.parse_args(argv)
     records = rec.load(results_dir=RECORDS)
+    files = generated(records)
     stale = []
-    for relative, make_page in PAGES.items():
-        path, page = REPO_ROOT / relative, make_page(records)
+    for leftover in sorted((REPO_ROOT / zoo_report.IMG_DIR).glob("*.svg")):
+        relative = str(leftover.relative_to(REPO_ROOT))
+        if relative not in files:  # the plot of a task that has no current record any more
+            stale.append(relative) if args.check else leftover.unlink()
+    for relative, page in files.items():
+        path = REPO_ROOT / relative
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != page:
                 stale.append(relative)
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(page, encoding="utf-8")
     if stale:
         print(f"out of date with bench/results/: {', '.join(stale)}; run `python docs/gen_results.py`")

@@ -1,0 +1,207 @@
+"""The zoo's page, made from its records: a row per task and seed, the superseded records, and learning-curve plots.
+
+A record is *current* when it trained the task the zoo defines now (for MuJoCo: the Gymnasium task version its
+command names; a command that names none ran the v5 tasks, the family's default before ``--mujoco_version``
+existed). The latest current record of each task and seed is a row of the main table; every other record stays on
+the page in the table of earlier records, so a first result is never lost. The plots are SVG text written by this
+module (no plotting library), so regenerating them from the same records gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zoo_tasks import TASKS, ZooTask
+
+Record = dict[str, Any]
+IMG_DIR = "docs/img/zoo"  # where the plots go, relative to the repository; the page links them as img/zoo/<task>.svg
+MUJOCO_VERSION_FLAG = "--mujoco_version="
+MUJOCO_UNNAMED_VERSION = "v5"  # what the MuJoCo family made before the flag existed
+
+
+def task_variant(task: ZooTask, command: str) -> str:
+    """The MuJoCo task version a command trained ('v4', 'v5'); '' for other families."""
+    if task.train_module != "sf_examples.mujoco.train_mujoco":
+        return ""
+    named = [word.split("=", 1)[1] for word in command.split() if word.startswith(MUJOCO_VERSION_FLAG)]
+    return named[-1] if named else MUJOCO_UNNAMED_VERSION
+
+
+def _zoo_variant(task: ZooTask) -> str:
+    """The task version the zoo trains now (its command's flags say it)."""
+    return task_variant(task, " ".join(task.extra_flags))
+
+
+def split_records(records: list[Record]) -> tuple[dict[str, dict[int, Record]], list[Record]]:
+    """({task: {seed: its latest current record}}, every other zoo record in the order written)."""
+    current: dict[str, dict[int, Record]] = {}
+    for record in records:
+        task = TASKS.get(record.get("workload", "")) if record.get("kind") == "zoo" else None
+        if task is not None and task_variant(task, record["command"]) == _zoo_variant(task):
+            current.setdefault(record["workload"], {})[record["figures"]["seed"]] = record
+    kept = {id(r) for seeds in current.values() for r in seeds.values()}
+    earlier = [r for r in records if r.get("kind") == "zoo" and id(r) not in kept]
+    return {name: dict(sorted(seeds.items())) for name, seeds in current.items()}, earlier
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds / 3600:.2f} h"
+
+
+def _published(task: ZooTask) -> str:
+    if task.target is not None:
+        return f"target ≥ {task.target:g}"
+    return "n/a" if task.published_mean is None else f"{task.published_mean:g} ± {task.published_std:g}"
+
+
+def _verdict(task: ZooTask, score: float | None) -> str:
+    passed = None if score is None else task.passes(score)
+    return "n/a" if passed is None else ("yes" if passed else "no")
+
+
+def _score(figures: dict[str, Any]) -> str:
+    if figures.get("score_mean") is None:
+        return "n/a"
+    return f"{figures['score_mean']:.2f} ± {figures['score_std']:.2f}"
+
+
+def _row_cells(task: ZooTask, record: Record) -> list[str]:
+    f = record["figures"]
+    verdict = f"{_verdict(task, f.get('score_mean'))} / {_verdict(task, f.get('best_checkpoint_score_mean'))}"
+    trained = f"{f['env_steps']:,}" + ("" if f.get("complete") else " (partial)")
+    machine = f"{record['machine']['cores']} cores, GPU: {record['machine']['gpu']}"
+    return [
+        _score(f), _num(f.get("best_checkpoint_score_mean"), 2), verdict, trained, _duration(f.get("train_wall_s")),
+        _duration(f.get("time_to_90_s")), machine, f"{record['date'][:10]}, `{record['commit']}`",
+    ]  # fmt: skip
+
+
+def zoo_table(records: list[Record]) -> str:
+    """The main table: each task's current records, a row per seed (a task with none: 'not trained yet')."""
+    current, _ = split_records(records)
+    lines = [
+        "| task | seed | budget | published | ours: final policy (10 episodes) | ours: best checkpoint | "
+        "≥ published − 1 std (final / best) | trained | training time | time to 90 % | machine | record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, task in TASKS.items():
+        seeds = current.get(name, {})
+        rows = [[str(seed), *_row_cells(task, record)] for seed, record in seeds.items()]
+        for cells in rows or [["", "not trained yet", *[""] * 7]]:
+            lines.append("| " + " | ".join([name, cells[0], f"{task.budget:,}", _published(task), *cells[1:]]) + " |")
+    return "\n".join(lines)
+
+
+def earlier_table(records: list[Record]) -> str:
+    """Every zoo record the main table does not show, oldest first, with the task version it trained."""
+    _, earlier = split_records(records)
+    if not earlier:
+        return "None yet."
+    lines = [
+        "| task | tasks | seed | final policy (10 episodes) | best checkpoint | ≥ published − 1 std (final / best) | "
+        "trained | training time | time to 90 % | machine | record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for record in earlier:
+        task = TASKS.get(record["workload"])
+        if task is None:
+            continue
+        variant = task_variant(task, record["command"]) or "n/a"
+        lines.append(f"| {record['workload']} | {variant} | {record['figures']['seed']} | "
+                     + " | ".join(_row_cells(task, record)) + " |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def curves_section(records: list[Record]) -> str:
+    """Markdown that shows each task's plot (tasks without a current record have none)."""
+    current, _ = split_records(records)
+    parts = [f"**{name}**\n\n![{name}: average episode reward against env steps](img/zoo/{name}.svg)"
+             for name in TASKS if name in current]  # fmt: skip
+    return "\n\n".join(parts) if parts else "No curves yet."
+
+
+def plots(records: list[Record]) -> dict[str, str]:
+    """{path relative to the repository: SVG text} for every task with a current record."""
+    current, _ = split_records(records)
+    return {f"{IMG_DIR}/{name}.svg": curve_svg(name, TASKS[name], seeds) for name, seeds in current.items()}
+
+
+# --- the plot --------------------------------------------------------------------------------------------------------
+
+WIDTH, HEIGHT = 560, 300
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 40
+SEED_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering [low, high]: steps of 1, 2 or 5 times a power of ten."""
+    if high <= low:
+        high = low + 1.0
+    raw = (high - low) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    ticks = [round(math.floor(low / step) * step, 10)]
+    while ticks[-1] < high:
+        ticks.append(round(ticks[0] + len(ticks) * step, 10))
+    return ticks
+
+
+def _label(value: float) -> str:
+    magnitude = abs(value)
+    if magnitude >= 1e6:
+        return f"{value / 1e6:g}M"
+    if magnitude >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def curve_svg(name: str, task: ZooTask, seeds: dict[int, Record]) -> str:
+    """The average episode reward of each seed's run against env steps, with the published score as a dashed line."""
+    curves = {seed: [(p[0], p[2]) for p in r["figures"].get("curve") or []] for seed, r in seeds.items()}
+    reference = task.target if task.target is not None else task.published_mean
+    xs = [x for points in curves.values() for x, _ in points] or [task.budget]
+    ys = [y for points in curves.values() for _, y in points] + ([reference] if reference is not None else [])
+    x_range = (0.0, float(max(max(xs), 1)))  # the axis ends where the runs end; its ticks are the round values inside
+    x_ticks = [tick for tick in nice_ticks(*x_range) if tick <= x_range[1]]
+    y_ticks = nice_ticks(min(ys or [0.0]), max(ys or [1.0]))
+    y_range = (y_ticks[0], y_ticks[-1])
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def px(x: float) -> str:
+        return f"{LEFT + (x - x_range[0]) / (x_range[1] - x_range[0]) * plot_w:.1f}"
+
+    def py(y: float) -> str:
+        return f"{TOP + plot_h - (y - y_range[0]) / (y_range[1] - y_range[0]) * plot_h:.1f}"
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{LEFT}" y="16" font-size="13">{name}: average episode reward against env steps</text>',
+    ]
+    for tick in x_ticks:
+        out.append(f'<line x1="{px(tick)}" y1="{TOP}" x2="{px(tick)}" y2="{TOP + plot_h}" stroke="#e0e0e0"/>')
+        out.append(f'<text x="{px(tick)}" y="{TOP + plot_h + 14}" text-anchor="middle">{_label(tick)}</text>')
+    for tick in y_ticks:
+        out.append(f'<line x1="{LEFT}" y1="{py(tick)}" x2="{LEFT + plot_w}" y2="{py(tick)}" stroke="#e0e0e0"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{py(tick)}" text-anchor="end" dy="4">{_label(tick)}</text>')
+    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" text-anchor="middle">env steps</text>')
+    if reference is not None:
+        word = "target" if task.target is not None else "published"
+        out.append(f'<line x1="{LEFT}" y1="{py(reference)}" x2="{LEFT + plot_w}" y2="{py(reference)}" '
+                   'stroke="#555" stroke-dasharray="6 4"/>')  # fmt: skip
+        out.append(f'<text x="{LEFT + plot_w - 4}" y="{py(reference)}" text-anchor="end" dy="-4">{word}</text>')
+    for index, (seed, points) in enumerate(curves.items()):
+        colour = SEED_COLOURS[index % len(SEED_COLOURS)]
+        path = " ".join(f"{px(x)},{py(y)}" for x, y in points)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        out.append(f'<text x="{LEFT + 8}" y="{TOP + 14 + 14 * index}" fill="{colour}">seed {seed}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

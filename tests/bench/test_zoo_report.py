@@ -1,0 +1,78 @@
+"""The zoo's page (bench/zoo_report.py): which records are current, a row per seed, earlier records kept, the plots."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "bench"))
+
+import zoo_report  # noqa: E402
+from zoo_tasks import TASKS  # noqa: E402
+
+MUJOCO = "python -m sf_examples.mujoco.train_mujoco --env=mujoco_hopper --seed={seed}"
+
+
+def _record(workload: str, seed: int, command: str, score: float, best: float | None = None, commit: str = "c1"):
+    curve = [[0, 0.0, 10.0], [5_000_000, 300.0, score / 2], [10_000_000, 600.0, score]]
+    figures = {
+        "seed": seed, "score_mean": score, "score_std": 1.0, "best_checkpoint_score_mean": best,
+        "env_steps": 10_000_000, "complete": True, "train_wall_s": 600.0, "time_to_90_s": None, "curve": curve,
+    }  # fmt: skip
+    return {
+        "kind": "zoo", "workload": workload, "command": command.format(seed=seed), "commit": commit,
+        "date": "2026-01-02T00:00:00+00:00", "machine": {"cores": 2, "gpu": "none"}, "figures": figures,
+    }  # fmt: skip
+
+
+def test_the_task_version_comes_from_the_command():
+    hopper, doom = TASKS["mujoco_hopper"], TASKS["doom_basic"]
+    assert zoo_report.task_variant(hopper, "x --mujoco_version=v4") == "v4"
+    assert zoo_report.task_variant(hopper, "x --env=mujoco_hopper") == "v5"  # before the flag existed
+    assert zoo_report.task_variant(doom, "x --env=doom_basic") == ""
+
+
+def test_latest_current_record_of_each_seed_is_a_row_and_the_rest_stay_as_earlier_records():
+    v5 = _record("mujoco_hopper", 1, MUJOCO, 2500.0, 3400.0, commit="old")
+    first_v4 = _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4", 1000.0, commit="first")
+    seed1 = _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4", 2300.0, 2900.0, commit="second")
+    seed2 = _record("mujoco_hopper", 2, MUJOCO + " --mujoco_version=v4", 1500.0, 2200.0)
+    current, earlier = zoo_report.split_records([v5, first_v4, seed2, seed1])
+    assert current == {"mujoco_hopper": {1: seed1, 2: seed2}} and list(current["mujoco_hopper"]) == [1, 2]
+    assert earlier == [v5, first_v4]
+
+    table = zoo_report.zoo_table([v5, first_v4, seed2, seed1])
+    hopper_rows = [line for line in table.splitlines() if line.startswith("| mujoco_hopper |")]
+    assert len(hopper_rows) == 2
+    assert "| 2300.00 ± 1.00 | 2,900.00 | yes / yes |" in hopper_rows[0]  # published 2793 ± 643: bar 2151
+    assert "| 1500.00 ± 1.00 | 2,200.00 | no / yes |" in hopper_rows[1]
+    assert "| mujoco_ant |  | 10,000,000 | 5876.09 ± 166.99 | not trained yet |" in table
+
+    older = zoo_report.earlier_table([v5, first_v4, seed2, seed1])
+    assert "| mujoco_hopper | v5 | 1 | 2500.00 ± 1.00 |" in older and "`first`" in older and "`second`" not in older
+
+
+def test_each_task_with_current_records_gets_a_plot_with_a_line_per_seed():
+    runs = [_record("mujoco_hopper", s, MUJOCO + " --mujoco_version=v4", 1000.0 * s) for s in (1, 2, 3)]
+    runs.append(_record("mujoco_swimmer", 1, MUJOCO, 50.0))  # v5 only: no current record, no plot
+    files = zoo_report.plots(runs)
+    assert list(files) == ["docs/img/zoo/mujoco_hopper.svg"]
+    svg = ET.fromstring(files["docs/img/zoo/mujoco_hopper.svg"])
+    namespace = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(f"{namespace}polyline")) == 3
+    labels = [t.text for t in svg.findall(f"{namespace}text")]
+    assert {"seed 1", "seed 2", "seed 3", "published", "10M"} <= set(labels)
+    assert zoo_report.plots(runs) == files  # the same records give the same bytes
+    section = zoo_report.curves_section(runs)
+    assert "img/zoo/mujoco_hopper.svg" in section and "mujoco_swimmer" not in section
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.0, 10_002_432.0), (-321.4, 6402.7), (-40.5, -3.2), (1000.0, 1000.0)])
+def test_ticks_are_round_and_cover_the_range(low, high):
+    ticks = zoo_report.nice_ticks(low, high)
+    assert ticks[0] <= low and ticks[-1] >= high and 3 <= len(ticks) <= 12
+    steps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert len(steps) == 1
