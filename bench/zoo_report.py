@@ -197,7 +197,9 @@ def curve_svg(name: str, task: ZooTask, seeds: dict[int, Record]) -> str:
         word = "target" if task.target is not None else "published"
         out.append(f'<line x1="{LEFT}" y1="{py(reference)}" x2="{LEFT + plot_w}" y2="{py(reference)}" '
                    'stroke="#555" stroke-dasharray="6 4"/>')  # fmt: skip
-        out.append(f'<text x="{LEFT + plot_w - 4}" y="{py(reference)}" text-anchor="end" dy="-4">{word}</text>')
+        below = float(py(reference)) - TOP < 14  # a line at the top of the plot: its label goes under it
+        dy = "12" if below else "-4"
+        out.append(f'<text x="{LEFT + plot_w - 4}" y="{py(reference)}" text-anchor="end" dy="{dy}">{word}</text>')
     for index, (seed, points) in enumerate(curves.items()):
         colour = SEED_COLOURS[index % len(SEED_COLOURS)]
         path = " ".join(f"{px(x)},{py(y)}" for x, y in points)
