@@ -207,3 +207,22 @@ def curve_svg(name: str, task: ZooTask, seeds: dict[int, Record]) -> str:
         out.append(f'<text x="{LEFT + 8}" y="{TOP + 14 + 14 * index}" fill="{colour}">seed {seed}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def readme_sentence(records: list[Record]) -> str:
+    """One sentence for the README: how many tasks with a published score are trained, and how many reach it."""
+    current, _ = split_records(records)
+    scored = [name for name, task in TASKS.items() if task.published_mean is not None or task.target is not None]
+    runs = [(TASKS[name], r["figures"]) for name in scored for r in current.get(name, {}).values()]
+    tasks = sum(1 for name in scored if name in current)
+    if not runs:
+        return "No zoo task is trained yet ([docs/zoo.md](docs/zoo.md))."
+    final = sum(1 for task, f in runs if f.get("score_mean") is not None and task.passes(f["score_mean"]))
+    best = sum(1 for task, f in runs if f.get("best_checkpoint_score_mean") is not None
+               and task.passes(f["best_checkpoint_score_mean"]))  # fmt: skip
+    return (
+        f"Trained to Sample Factory 2's published budgets: {tasks} of the zoo's {len(scored)} tasks with a published "
+        f"score or a target, {len(runs)} runs; the final policy of {final} and the best checkpoint of {best} of "
+        "those runs score at least the published mean less one standard deviation (or the target) "
+        "([docs/zoo.md](docs/zoo.md), 10 evaluation episodes each)."
+    )

@@ -263,7 +263,8 @@ def readme_sentence(records: list[Record]) -> str:
 def readme(records: list[Record]) -> str:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    return text[:start] + "\n" + wrap(readme_sentence(records)) + "\n" + text[end:]
+    sentences = f"{readme_sentence(records)} {zoo_report.readme_sentence(records)}"
+    return text[:start] + "\n" + wrap(sentences) + "\n" + text[end:]
 
 
 def wrap(text: str, width: int = 120) -> str:

@@ -76,3 +76,15 @@ def test_ticks_are_round_and_cover_the_range(low, high):
     assert ticks[0] <= low and ticks[-1] >= high and 3 <= len(ticks) <= 12
     steps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:], strict=False)}
     assert len(steps) == 1
+
+
+def test_the_readme_sentence_counts_tasks_runs_and_passes():
+    assert "No zoo task is trained yet" in zoo_report.readme_sentence([])
+    runs = [
+        _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4", 2300.0, 2900.0),  # passes both ways
+        _record("mujoco_hopper", 2, MUJOCO + " --mujoco_version=v4", 1500.0, 2200.0),  # best checkpoint only
+        _record("mujoco_swimmer", 1, MUJOCO, 120.0, 120.0),  # v5: an earlier record, not counted
+    ]
+    sentence = zoo_report.readme_sentence(runs)
+    assert "1 of the zoo's 11 tasks" in sentence and "2 runs" in sentence
+    assert "the final policy of 1 and the best checkpoint of 2 of those runs" in sentence
