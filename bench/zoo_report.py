@@ -119,6 +119,45 @@ def earlier_table(records: list[Record]) -> str:
     return "\n".join(lines)
 
 
+def references(records: list[Record]) -> dict[str, dict[int, Record]]:
+    """{task: {seed: its latest zoo_reference record}} (bench/zoo_reference.py: the release on the same task)."""
+    found: dict[str, dict[int, Record]] = {}
+    for record in records:
+        if record.get("kind") == "zoo_reference" and record.get("workload") in TASKS:
+            found.setdefault(record["workload"], {})[record["figures"]["seed"]] = record
+    return found
+
+
+def window_mean(points: list[tuple[float, float]], low: float, high: float) -> float | None:
+    inside = [reward for steps, reward in points if low <= steps <= high]
+    return sum(inside) / len(inside) if inside else None
+
+
+def reference_table(records: list[Record]) -> str:
+    """The release against the zoo's run of the same task and seed: mean training reward over the last third of the
+    release's steps (the same steps of both runs, so the same point of a budget-long schedule)."""
+    current, _ = split_records(records)
+    lines = [
+        "| task | seed | env steps compared | Sample Factory 2.1.1 | ours | ours − Sample Factory 2.1.1 | record |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, seeds in references(records).items():
+        for seed, reference in sorted(seeds.items()):
+            stop = reference["figures"]["env_steps"]
+            low = stop * 2 / 3
+            theirs = window_mean([(p[0], p[1]) for p in reference["figures"]["curve"]], low, stop)
+            ours_record = current.get(name, {}).get(seed)
+            ours = None
+            if ours_record is not None:
+                ours = window_mean([(p[0], p[2]) for p in ours_record["figures"].get("curve") or []], low, stop)
+            difference = None if ours is None or theirs is None else ours - theirs
+            lines.append(
+                f"| {name} | {seed} | {low / 1e6:.1f}M-{stop / 1e6:.1f}M | {_num(theirs, 2)} | {_num(ours, 2)} | "
+                f"{_num(difference, 2)} | {reference['date'][:10]}, `{reference['commit']}` |"
+            )
+    return "\n".join(lines) if len(lines) > 2 else "None yet."
+
+
 def curves_section(records: list[Record]) -> str:
     """Markdown that shows each task's plot (tasks without a current record have none)."""
     current, _ = split_records(records)
@@ -130,13 +169,18 @@ def curves_section(records: list[Record]) -> str:
 def plots(records: list[Record]) -> dict[str, str]:
     """{path relative to the repository: SVG text} for every task with a current record."""
     current, _ = split_records(records)
-    return {f"{IMG_DIR}/{name}.svg": curve_svg(name, TASKS[name], seeds) for name, seeds in current.items()}
+    refs = references(records)
+    return {
+        f"{IMG_DIR}/{name}.svg": curve_svg(name, TASKS[name], seeds, refs.get(name, {}))
+        for name, seeds in current.items()
+    }
 
 
 # --- the plot --------------------------------------------------------------------------------------------------------
 
 WIDTH, HEIGHT = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 28, 40
+REFERENCE_COLOUR = "#888888"
 SEED_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
@@ -162,9 +206,14 @@ def _label(value: float) -> str:
     return f"{value:g}"
 
 
-def curve_svg(name: str, task: ZooTask, seeds: dict[int, Record]) -> str:
-    """The average episode reward of each seed's run against env steps, with the published score as a dashed line."""
-    curves = {seed: [(p[0], p[2]) for p in r["figures"].get("curve") or []] for seed, r in seeds.items()}
+def curve_svg(
+    name: str, task: ZooTask, seeds: dict[int, Record], reference_runs: dict[int, Record] | None = None
+) -> str:
+    """The average episode reward of each seed's run against env steps, with the published score as a dashed line
+    and the release's runs of the same task (bench/zoo_reference.py) in grey."""
+    curves = {f"seed {seed}": [(p[0], p[2]) for p in r["figures"].get("curve") or []] for seed, r in seeds.items()}
+    for seed, r in sorted((reference_runs or {}).items()):
+        curves[f"Sample Factory 2.1.1, seed {seed}"] = [(p[0], p[1]) for p in r["figures"]["curve"]]
     reference = task.target if task.target is not None else task.published_mean
     xs = [x for points in curves.values() for x, _ in points] or [task.budget]
     ys = [y for points in curves.values() for _, y in points] + ([reference] if reference is not None else [])
@@ -200,11 +249,11 @@ def curve_svg(name: str, task: ZooTask, seeds: dict[int, Record]) -> str:
         below = float(py(reference)) - TOP < 14  # a line at the top of the plot: its label goes under it
         dy = "12" if below else "-4"
         out.append(f'<text x="{LEFT + plot_w - 4}" y="{py(reference)}" text-anchor="end" dy="{dy}">{word}</text>')
-    for index, (seed, points) in enumerate(curves.items()):
-        colour = SEED_COLOURS[index % len(SEED_COLOURS)]
+    for index, (label, points) in enumerate(curves.items()):
+        colour = REFERENCE_COLOUR if label.startswith("Sample") else SEED_COLOURS[index % len(SEED_COLOURS)]
         path = " ".join(f"{px(x)},{py(y)}" for x, y in points)
         out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
-        out.append(f'<text x="{LEFT + 8}" y="{TOP + 14 + 14 * index}" fill="{colour}">seed {seed}</text>')
+        out.append(f'<text x="{LEFT + 8}" y="{TOP + 14 + 14 * index}" fill="{colour}">{label}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -1,0 +1,102 @@
+"""bench/zoo_reference.py (the Sample Factory 2.1.1 release on a zoo task) and its place on the zoo's page; the
+release itself is not installed here: its command, log parsing, stopping and clean-up are tested on stand-ins."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "bench"))
+
+import zoo_reference  # noqa: E402
+import zoo_report  # noqa: E402
+from zoo_tasks import TASKS  # noqa: E402
+
+ESC = "\x1b"
+LOG = f"""\
+{ESC}[36m[2026-11-29 00:02:21,541][11540] Fps is (10 sec: 2867.6). Total num frames: 28672.{ESC}[0m
+{ESC}[36m[2026-11-29 00:02:21,541][11540] Avg episode reward: [(0, '-84.806')]{ESC}[0m
+[2026-11-29 00:02:23,751][11567] Updated weights for policy 0, policy_version 80 (0.0004)
+[2026-11-29 00:02:26,541][11540] Fps is (10 sec: 3000.0). Total num frames: 53248. Throughput: 0: 2900.1.
+[2026-11-29 00:02:26,541][11540] Avg episode reward: [(0, '1.5e-02')]
+"""
+
+
+def test_the_release_gets_the_zoo_command_without_this_package_s_own_flags():
+    command = zoo_reference.reference_command("py", TASKS["mujoco_swimmer"], "/runs", "sf2_x", 3)
+    assert command[:3] == ["py", "-m", "sf_examples.mujoco.train_mujoco"]
+    assert "--env=mujoco_swimmer" in command and "--seed=3" in command and "--train_for_env_steps=10000000" in command
+    assert not any(flag.startswith("--mujoco_version") for flag in command)
+    assert zoo_reference.family(TASKS["doom_basic"]) == "vizdoom"
+
+
+def test_the_curve_is_read_from_the_console_summaries():
+    assert zoo_reference.parse_curve(LOG) == [(28672, -84.806), (53248, 0.015)]
+    assert zoo_reference.parse_curve("Avg episode reward: [(0, '3.0')]") == []  # no frame count before it
+    thinned = zoo_reference.thin([(i, float(i)) for i in range(1000)], 150)
+    assert len(thinned) == 150 and thinned[0] == (0, 0.0) and thinned[-1] == (999, 999.0)
+
+
+def test_a_run_is_stopped_at_its_step_limit_with_its_whole_process_group(tmp_path, monkeypatch):
+    """A stand-in 'release' prints summaries and starts a child; at the limit both are stopped."""
+    script = tmp_path / "release.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            frames = 0
+            while True:
+                frames += 1000
+                print(f"Total num frames: {frames}.", flush=True)
+                print(f"Avg episode reward: [(0, '{frames / 1000:.1f}')]", flush=True)
+                time.sleep(0.05)
+            """
+        )
+    )
+    monkeypatch.setattr(zoo_reference, "POLL_S", 0.2)
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(zoo_reference, "SHM", shm)
+    curve, _ = zoo_reference.run_reference([sys.executable, str(script)], tmp_path / "run.log", stop_at=5000)
+    assert curve[-1][0] >= 5000 and curve[0] == (1000, 1.0)
+    leftover = subprocess.run(["pgrep", "-f", "time.sleep(600)"], capture_output=True, text=True).stdout.split()
+    assert not leftover
+
+
+def test_only_new_unmapped_shared_memory_files_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(zoo_reference, "SHM", tmp_path)
+    for name in ("old", "new_in_use", "new_left_over"):
+        (tmp_path / name).write_bytes(b"x")
+    monkeypatch.setattr(zoo_reference, "_mapped_shm", lambda: {"new_in_use"})
+    assert zoo_reference.remove_leftover_shm({"old"}) == ["new_left_over"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new_in_use", "old"]
+
+
+def _zoo(seed: int, curve: list[list[float]]) -> dict:
+    return {
+        "kind": "zoo", "workload": "mujoco_reacher", "command": "x --mujoco_version=v4", "commit": "c",
+        "date": "2026-01-02T00:00:00", "machine": {"cores": 2, "gpu": "none"},
+        "figures": {"seed": seed, "score_mean": -6.0, "score_std": 1.0, "best_checkpoint_score_mean": -5.0,
+                    "env_steps": 10_000_000, "complete": True, "train_wall_s": 600.0, "curve": curve},
+    }  # fmt: skip
+
+
+def _reference(seed: int, curve: list[list[float]]) -> dict:
+    return {
+        "kind": "zoo_reference", "workload": "mujoco_reacher", "command": "sf2", "commit": "r",
+        "date": "2026-01-03T00:00:00", "figures": {"seed": seed, "env_steps": curve[-1][0], "curve": curve},
+    }  # fmt: skip
+
+
+def test_the_page_sets_the_release_against_the_zoo_run_over_the_same_steps():
+    ours = _zoo(1, [[1_000_000, 10.0, -9.0], [2_000_000, 20.0, -6.0], [3_000_000, 30.0, -5.0], [9e6, 90.0, -1.0]])
+    theirs = _reference(1, [[1_000_000, -12.0], [2_100_000, -8.0], [3_000_000, -7.0]])
+    table = zoo_report.reference_table([ours, theirs])
+    # the last third of the release's 3M steps: 2M-3M; ours -5.5 (points at 2M and 3M), the release -7.5
+    assert "| mujoco_reacher | 1 | 2.0M-3.0M | -7.50 | -5.50 | 2.00 | 2026-01-03, `r` |" in table
+    svg = zoo_report.plots([ours, theirs])["docs/img/zoo/mujoco_reacher.svg"]
+    assert "Sample Factory 2.1.1, seed 1" in svg and svg.count("<polyline") == 2
+    assert zoo_report.reference_table([ours]) == "None yet."
