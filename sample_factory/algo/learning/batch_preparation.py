@@ -49,25 +49,20 @@ def shape_rewards(rewards: Tensor, reward_scale: float, reward_clip: float) -> T
     return (rewards * reward_scale).clamp(-reward_clip, reward_clip)
 
 
-def bootstrap_time_outs(
-    rewards: Tensor, time_outs: Tensor, values: Tensor, bootstrap_values: Tensor, valids: Tensor, gamma: float
-) -> Tensor:
-    """``--value_bootstrap``: a truncated episode did not really end, so add ``gamma * V(next)`` to its last reward.
+def bootstrap_time_outs(rewards: Tensor, time_outs: Tensor, values: Tensor, gamma: float) -> Tensor:
+    """``--value_bootstrap``: a truncated episode did not really end, so add ``gamma * V`` to its last reward.
 
-    The true final observation of a truncated episode is gone (the env auto-resets), so ``V(next)`` is the value
-    stored for the following step, or the bootstrap value after the last step: an approximation accepted for
-    keeping the rollout format unchanged. No bootstrap is added when the next step is invalid: its stored value
-    belongs to an inactive agent or stale data and must not leak into a valid target. All values must be in reward
-    units (de-normalised).
+    The true final observation of a truncated episode is gone (the env auto-resets), so ``V`` is the value of the
+    state the last action was taken in, ``V(s_t)``: consecutive states of a moving body are worth about the same.
+    The value stored for the next step is no substitute: it belongs to the next episode's start state, which can be
+    worth far less (a standing cheetah against a running one), and because parallel envs with a fixed episode length
+    truncate on the same step, that error would land on every trajectory of the same batch at once. This is also
+    what Sample Factory 2 bootstraps with. Values must be in reward units (de-normalised).
 
     Args:
-        rewards, time_outs, values: [N, T].
-        bootstrap_values: [N], value of the state after the last step.
-        valids: [N, T] bool.
+        rewards, time_outs, values: [N, T]; ``time_outs`` is 1 where the step ended its episode by truncation.
     """
-    next_values = torch.cat([values[:, 1:], bootstrap_values.unsqueeze(1)], dim=1)  # [N, T]
-    next_valids = torch.cat([valids[:, 1:], torch.ones_like(valids[:, :1])], dim=1)  # [N, T]
-    return rewards + gamma * torch.where(next_valids, next_values, 0.0) * time_outs
+    return rewards + gamma * values * time_outs
 
 
 def flatten_steps(x: Tensor, num_steps: int) -> Tensor:

@@ -211,7 +211,7 @@ class Learner:
             bootstrap = apply_returns_normalizer(ac, bootstrap_output, denormalize=True)  # reward units
         values = apply_returns_normalizer(ac, traj["values"].float(), denormalize=True)  # [N, T] reward units
         if cfg.value_bootstrap:
-            rewards = bootstrap_time_outs(rewards, traj["time_outs"].float(), values, bootstrap, valids, cfg.gamma)
+            rewards = bootstrap_time_outs(rewards, traj["time_outs"].float(), values, cfg.gamma)
         with timing.add_time("gae"):
             advantages, returns = self._gae(rewards, traj["dones"].float(), values, bootstrap, valids)
         returns, old_values = self._normalize_returns(returns, values, valids)

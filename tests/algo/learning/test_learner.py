@@ -440,8 +440,12 @@ def test_prepare_batch_shapes_rewards_and_bootstraps_time_outs():
 
     expected = torch.ones(2, cfg.rollout)  # 0.5 * 2
     expected[0, 0] = -1.5  # -6 clipped
-    expected[0, 3] += 0.9 * trajectories["values"][0, 4]
-    expected[1, 7] += 0.9 * bootstrap[1]
+    # a truncated step bootstraps from its own state's value, never from the next episode's start (step 4) or the
+    # value after the rollout (trajectory 1's bootstrap)
+    expected[0, 3] += 0.9 * trajectories["values"][0, 3]
+    expected[1, 7] += 0.9 * trajectories["values"][1, 7]
+    assert not torch.isclose(trajectories["values"][0, 3], trajectories["values"][0, 4])
+    assert not torch.isclose(trajectories["values"][1, 7], bootstrap[1])
     torch.testing.assert_close(batch["rewards"], expected.flatten())
 
     # gae_lambda = 1: returns are discounted reward sums to the episode end (or the bootstrap value); the invalid
