@@ -18,6 +18,10 @@ Record = dict[str, Any]
 IMG_DIR = "docs/img/zoo"  # where the plots go, relative to the repository; the page links them as img/zoo/<task>.svg
 MUJOCO_VERSION_FLAG = "--mujoco_version="
 MUJOCO_UNNAMED_VERSION = "v5"  # what the MuJoCo family made before the flag existed
+# MuJoCo records written before this time (commit f58a860) bootstrapped a truncated episode from the value of the next
+# episode's start state; their record cell carries EARLIER_BOOTSTRAP_MARK, explained under the table
+NEXT_ROW_BOOTSTRAP_UNTIL = "2026-11-29T04:39:39+00:00"
+EARLIER_BOOTSTRAP_MARK = " †"
 
 
 def task_variant(task: ZooTask, command: str) -> str:
@@ -26,6 +30,12 @@ def task_variant(task: ZooTask, command: str) -> str:
         return ""
     named = [word.split("=", 1)[1] for word in command.split() if word.startswith(MUJOCO_VERSION_FLAG)]
     return named[-1] if named else MUJOCO_UNNAMED_VERSION
+
+
+def next_row_bootstrap(task: ZooTask, record: Record) -> bool:
+    """True for a MuJoCo record trained when a truncation was bootstrapped from the next row's value (the family sets
+    ``--value_bootstrap=True``; the other families of the zoo do not bootstrap truncations)."""
+    return task.train_module == "sf_examples.mujoco.train_mujoco" and record["date"] < NEXT_ROW_BOOTSTRAP_UNTIL
 
 
 def _zoo_variant(task: ZooTask) -> str:
@@ -77,9 +87,12 @@ def _row_cells(task: ZooTask, record: Record) -> list[str]:
     verdict = f"{_verdict(task, f.get('score_mean'))} / {_verdict(task, f.get('best_checkpoint_score_mean'))}"
     trained = f"{f['env_steps']:,}" + ("" if f.get("complete") else " (partial)")
     machine = f"{record['machine']['cores']} cores, GPU: {record['machine']['gpu']}"
+    made = f"{record['date'][:10]}, `{record['commit']}`"
+    if next_row_bootstrap(task, record):
+        made += EARLIER_BOOTSTRAP_MARK
     return [
         _score(f), _num(f.get("best_checkpoint_score_mean"), 2), verdict, trained, _duration(f.get("train_wall_s")),
-        _duration(f.get("time_to_90_s")), machine, f"{record['date'][:10]}, `{record['commit']}`",
+        _duration(f.get("time_to_90_s")), machine, made,
     ]  # fmt: skip
 
 
