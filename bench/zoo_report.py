@@ -16,6 +16,7 @@ from zoo_tasks import TASKS, ZooTask
 
 Record = dict[str, Any]
 IMG_DIR = "docs/img/zoo"  # where the plots go, relative to the repository; the page links them as img/zoo/<task>.svg
+MUJOCO_MODULE = "sf_examples.mujoco.train_mujoco"
 MUJOCO_VERSION_FLAG = "--mujoco_version="
 MUJOCO_UNNAMED_VERSION = "v5"  # what the MuJoCo family made before the flag existed
 # MuJoCo records written before this time (commit f58a860) bootstrapped a truncated episode from the value of the next
@@ -26,7 +27,7 @@ EARLIER_BOOTSTRAP_MARK = " †"
 
 def task_variant(task: ZooTask, command: str) -> str:
     """The MuJoCo task version a command trained ('v4', 'v5'); '' for other families."""
-    if task.train_module != "sf_examples.mujoco.train_mujoco":
+    if task.train_module != MUJOCO_MODULE:
         return ""
     named = [word.split("=", 1)[1] for word in command.split() if word.startswith(MUJOCO_VERSION_FLAG)]
     return named[-1] if named else MUJOCO_UNNAMED_VERSION
@@ -35,7 +36,7 @@ def task_variant(task: ZooTask, command: str) -> str:
 def next_row_bootstrap(task: ZooTask, record: Record) -> bool:
     """True for a MuJoCo record trained when a truncation was bootstrapped from the next row's value (the family sets
     ``--value_bootstrap=True``; the other families of the zoo do not bootstrap truncations)."""
-    return task.train_module == "sf_examples.mujoco.train_mujoco" and record["date"] < NEXT_ROW_BOOTSTRAP_UNTIL
+    return task.train_module == MUJOCO_MODULE and record["date"] < NEXT_ROW_BOOTSTRAP_UNTIL
 
 
 def _zoo_variant(task: ZooTask) -> str:

@@ -93,7 +93,7 @@ def test_the_readme_sentence_counts_tasks_runs_and_passes():
 def test_mujoco_records_made_with_the_next_row_bootstrap_are_marked():
     before = _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4", 2300.0)
     after = dict(before, date="2026-11-29T04:49:00+00:00")
-    doom = dict(_record("doom_basic", 1, "python -m sf_examples.vizdoom.train_vizdoom --env=doom_basic", 0.5))
+    doom = _record("doom_basic", 1, "python -m sf_examples.vizdoom.train_vizdoom --env=doom_basic", 0.5)
     assert zoo_report.next_row_bootstrap(TASKS["mujoco_hopper"], before)
     assert not zoo_report.next_row_bootstrap(TASKS["mujoco_hopper"], after)
     assert not zoo_report.next_row_bootstrap(TASKS["doom_basic"], doom)  # the family does not bootstrap truncations
