@@ -9,7 +9,9 @@ imported), with the budget the zoo trains to, so schedules that depend on it (``
 run. ``--stop_at`` ends it early: at that many env steps the whole process group is stopped. The curve is read from
 the console's summaries (``Total num frames``, ``Avg episode reward``) and one ``zoo_reference`` record is appended
 to ``bench/results/zoo_reference.jsonl``; docs/zoo.md sets it against the zoo run of the same task and seed over the
-same steps.
+same steps. Then the release's own enjoy script (``sf_examples.<family>.enjoy_<family> --no_render
+--max_num_episodes=10``) plays its latest checkpoint, as the zoo evaluates its final policy, and the record keeps that
+score too (``score_mean``, ``score_std``, ``episodes``; ``--episodes=0`` skips it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +37,7 @@ OURS_ONLY_FLAGS = ("--mujoco_version=",)  # flags of the zoo's commands that the
 FAMILY_EXTRAS = {"mujoco": {"mujoco"}, "vizdoom": {"vizdoom"}, "atari": {"atari"}}
 FRAMES = re.compile(r"Total num frames: (\d+)")
 REWARD = re.compile(r"Avg episode reward: \[\(0, '(-?[\d.]+(?:e[-+]?\d+)?)'\)\]")
+EVAL_AVERAGE = re.compile(r"Avg episode reward: (-?[\d.]+(?:e[-+]?\d+)?), avg true_objective")
 SHM = Path("/dev/shm")
 POLL_S = 5.0
 CURVE_POINTS = 150
@@ -50,6 +54,34 @@ def reference_command(python: str, task: ZooTask, train_dir: str, experiment: st
         f"--train_for_env_steps={task.budget}", f"--seed={seed}", "--device=cpu", "--restart_behavior=overwrite",
         *flags,
     ]  # fmt: skip
+
+
+def enjoy_command(python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int) -> list[str]:
+    module = task.train_module.replace(".train_", ".enjoy_")  # sf_examples.<family>.enjoy_<family>
+    return [
+        python, "-m", module, f"--env={task.env}", f"--experiment={experiment}", f"--train_dir={train_dir}",
+        "--no_render", f"--max_num_episodes={episodes}", "--device=cpu",
+    ]  # fmt: skip
+
+
+def parse_eval_rewards(log_text: str) -> list[float]:
+    """The episode rewards of an enjoy script's log. It prints the running mean after each finished episode, so the
+    k-th episode's reward is k * mean_k - (k - 1) * mean_(k-1) (to the printed precision)."""
+    rewards: list[float] = []
+    previous = 0.0
+    for match in EVAL_AVERAGE.finditer(log_text):
+        mean = float(match.group(1))
+        k = len(rewards) + 1
+        rewards.append(round(k * mean - (k - 1) * previous, 3))
+        previous = mean
+    return rewards
+
+
+def evaluate_reference(command: list[str], log_path: Path) -> list[float]:
+    """Play the release's latest checkpoint with its enjoy script (from a scratch folder); the episode rewards."""
+    with tempfile.TemporaryDirectory(prefix="zoo_reference_eval_") as scratch, open(log_path, "w") as log:
+        subprocess.run(command, cwd=scratch, stdout=log, stderr=subprocess.STDOUT, check=False)
+    return parse_eval_rewards(log_path.read_text(errors="replace"))
 
 
 def parse_curve(log_text: str) -> list[tuple[int, float]]:
@@ -157,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ref_venv", default="/tmp/sf2ref-venv", help="the release's venv (installed when missing)")
     parser.add_argument("--torch", default="torch==2.13.0", help="torch requirement of the release's venv")
     parser.add_argument("--train_dir", default="/tmp/zoo_reference_runs")
+    parser.add_argument("--episodes", type=int, default=10, help="evaluation episodes after training (0: none)")
     parser.add_argument("--results_dir", default=str(records.RESULTS_DIR), help="where the record goes")
     args = parser.parse_args(argv)
     task = TASKS[args.task]
@@ -178,6 +211,15 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(wall_s, 1),
         "curve": [[steps, round(reward, 4)] for steps, reward in thin(curve)],
     }
+    if args.episodes > 0:
+        enjoy = enjoy_command(python, task, args.train_dir, experiment, args.episodes)
+        print("# " + " ".join(enjoy), flush=True)
+        rewards = evaluate_reference(enjoy, Path(args.train_dir) / f"{experiment}_eval.log")
+        if rewards:
+            figures.update(episodes=len(rewards), score_mean=statistics.fmean(rewards),
+                           score_std=statistics.pstdev(rewards))  # fmt: skip
+        else:
+            print(f"# the release's enjoy script printed no episode rewards: see {experiment}_eval.log", flush=True)
     record = records.make_record(
         "zoo_reference", records.new_set_id("zoo_reference"), " ".join(command), args.task, figures,
         reference_versions=records.versions(python),

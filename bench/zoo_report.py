@@ -147,13 +147,27 @@ def window_mean(points: list[tuple[float, float]], low: float, high: float) -> f
     return sum(inside) / len(inside) if inside else None
 
 
+def _final_scores(reference: Record, ours: Record | None) -> tuple[str, str]:
+    """The two final policies' evaluation scores, where the release was evaluated; ours only where the release ran the
+    whole budget (stopped early, its final policy is not at the point of ours)."""
+    figures = reference["figures"]
+    if figures.get("score_mean") is None:
+        return "n/a", "n/a"
+    theirs = f"{_num(figures['score_mean'])} ± {_num(figures.get('score_std'))}"
+    if ours is None or figures["env_steps"] < figures.get("budget", float("inf")):
+        return theirs, "n/a"
+    return theirs, f"{_num(ours['figures']['score_mean'])} ± {_num(ours['figures']['score_std'])}"
+
+
 def reference_table(records: list[Record]) -> str:
     """The release against the zoo's run of the same task and seed: mean training reward over the last third of the
-    release's steps (the same steps of both runs, so the same point of a budget-long schedule)."""
+    release's steps (the same steps of both runs, so the same point of a budget-long schedule), and, where the release
+    was evaluated, both final policies' evaluation scores."""
     current, _ = split_records(records)
     lines = [
-        "| task | seed | env steps compared | Sample Factory 2.1.1 | ours | ours − Sample Factory 2.1.1 | record |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| task | seed | env steps compared | Sample Factory 2.1.1 | ours | ours − Sample Factory 2.1.1 "
+        "| final policy, Sample Factory 2.1.1 | final policy, ours | record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, seeds in references(records).items():
         for seed, reference in sorted(seeds.items()):
@@ -165,9 +179,11 @@ def reference_table(records: list[Record]) -> str:
             if ours_record is not None:
                 ours = window_mean([(p[0], p[2]) for p in ours_record["figures"].get("curve") or []], low, stop)
             difference = None if ours is None or theirs is None else ours - theirs
+            final_theirs, final_ours = _final_scores(reference, ours_record)
             lines.append(
                 f"| {name} | {seed} | {low / 1e6:.1f}M-{stop / 1e6:.1f}M | {_num(theirs, 2)} | {_num(ours, 2)} | "
-                f"{_num(difference, 2)} | {reference['date'][:10]}, `{reference['commit']}` |"
+                f"{_num(difference, 2)} | {final_theirs} | {final_ours} | {reference['date'][:10]}, "
+                f"`{reference['commit']}` |"
             )
     return "\n".join(lines) if len(lines) > 2 else "None yet."
 

@@ -96,7 +96,30 @@ def test_the_page_sets_the_release_against_the_zoo_run_over_the_same_steps():
     theirs = _reference(1, [[1_000_000, -12.0], [2_100_000, -8.0], [3_000_000, -7.0]])
     table = zoo_report.reference_table([ours, theirs])
     # the last third of the release's 3M steps: 2M-3M; ours -5.5 (points at 2M and 3M), the release -7.5
-    assert "| mujoco_reacher | 1 | 2.0M-3.0M | -7.50 | -5.50 | 2.00 | 2026-01-03, `r` |" in table
+    assert "| mujoco_reacher | 1 | 2.0M-3.0M | -7.50 | -5.50 | 2.00 | n/a | n/a | 2026-01-03, `r` |" in table
     svg = zoo_report.plots([ours, theirs])["docs/img/zoo/mujoco_reacher.svg"]
     assert "Sample Factory 2.1.1, seed 1" in svg and svg.count("<polyline") == 2
     assert zoo_report.reference_table([ours]) == "None yet."
+
+
+def test_the_page_sets_the_two_final_policies_side_by_side_only_at_the_same_budget():
+    ours = _zoo(1, [[2_000_000, 20.0, -6.0], [10_000_000, 90.0, -5.0]])
+    stopped = _reference(1, [[2_000_000, -8.0], [3_000_000, -7.0]])
+    stopped["figures"].update(budget=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
+    assert "| -7.50 | -6.00 | 1.50 | -7.2 ± 0.5 | n/a |" in zoo_report.reference_table([ours, stopped])
+    whole = _reference(1, [[2_000_000, -8.0], [10_000_000, -7.0]])
+    whole["figures"].update(budget=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
+    assert "| -7.2 ± 0.5 | -6.0 ± 1.0 |" in zoo_report.reference_table([ours, whole])
+
+
+def test_the_release_s_evaluation_is_read_from_its_running_means():
+    log = "".join(
+        f"{ESC}[37m[2026-11-29 11:38:19,300][1] Avg episode reward: {mean}, avg true_objective: {mean}{ESC}[0m\n"
+        f"[2026-11-29 11:38:19,300][1] Num frames {i}000...\n"
+        for i, mean in enumerate((10.0, 15.0, 20.0), start=1)
+    )
+    assert zoo_reference.parse_eval_rewards(log) == [10.0, 20.0, 30.0]  # the k-th reward: k*mean_k - (k-1)*mean_k-1
+    assert zoo_reference.parse_eval_rewards("Avg episode reward: [(0, '3.0')]") == []  # a training summary is not one
+    command = zoo_reference.enjoy_command("py", TASKS["mujoco_swimmer"], "/runs", "sf2_x", 10)
+    assert command[:3] == ["py", "-m", "sf_examples.mujoco.enjoy_mujoco"]
+    assert "--no_render" in command and "--max_num_episodes=10" in command
