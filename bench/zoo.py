@@ -181,9 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for name, task in TASKS.items():
             published = "none" if task.published_mean is None else f"{task.published_mean} +- {task.published_std}"
-            print(f"{name}: {task.train_module}, budget {task.budget:,}, published {published} ({task.source})")
+            why_not = f"; cannot be trained here: {task.unavailable}" if task.unavailable else ""
+            print(
+                f"{name}: {task.train_module}, budget {task.budget:,}, published {published} ({task.source})" + why_not
+            )
         return 0
     task, experiment = TASKS[args.task], experiment_name(args.task, args.seed)
+    if task.unavailable:
+        print(f"{args.task} cannot be trained here: {task.unavailable}", file=sys.stderr)
+        return 2
     budget = args.budget or task.budget
     experiment_dir = Path(args.train_dir) / experiment
     experiment_dir.mkdir(parents=True, exist_ok=True)

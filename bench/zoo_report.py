@@ -98,7 +98,8 @@ def _row_cells(task: ZooTask, record: Record) -> list[str]:
 
 
 def zoo_table(records: list[Record]) -> str:
-    """The main table: each task's current records, a row per seed (a task with none: 'not trained yet')."""
+    """The main table: each task's current records, a row per seed (a task with none: 'not trained yet', or why it
+    cannot be)."""
     current, _ = split_records(records)
     lines = [
         "| task | seed | budget | published | ours: final policy (10 episodes) | ours: best checkpoint | "
@@ -108,7 +109,8 @@ def zoo_table(records: list[Record]) -> str:
     for name, task in TASKS.items():
         seeds = current.get(name, {})
         rows = [[str(seed), *_row_cells(task, record)] for seed, record in seeds.items()]
-        for cells in rows or [["", "not trained yet", *[""] * 7]]:
+        untrained = f"cannot be trained here: {task.unavailable}" if task.unavailable else "not trained yet"
+        for cells in rows or [["", untrained, *[""] * 7]]:
             lines.append("| " + " | ".join([name, cells[0], f"{task.budget:,}", _published(task), *cells[1:]]) + " |")
     return "\n".join(lines)
 

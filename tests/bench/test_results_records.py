@@ -127,3 +127,10 @@ def test_zoo_stops_a_run_at_its_time_limit_and_records_it_as_partial(tmp_path, m
     assert record["figures"]["complete"] is False and 0 < record["figures"]["env_steps"] < 10**9
     assert record["figures"]["episodes"] == 2
     assert any((tmp_path / "runs" / "zoo_cartpole_endless_s1" / "checkpoint_p0").glob("checkpoint_*.pth"))
+
+
+def test_zoo_refuses_a_task_this_package_cannot_train_and_says_why(tmp_path, capsys):
+    argv = ["doom_battle", f"--train_dir={tmp_path / 'runs'}", f"--results_dir={tmp_path}"]
+    assert zoo.main(argv) == 2
+    assert "doom_battle cannot be trained here: its map is Sample Factory 2's own" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists() and not records.load("zoo", tmp_path)

@@ -50,6 +50,7 @@ def test_latest_current_record_of_each_seed_is_a_row_and_the_rest_stay_as_earlie
     assert "| 2300.00 ± 1.00 | 2,900.00 | yes / yes |" in hopper_rows[0]  # published 2793 ± 643: bar 2151
     assert "| 1500.00 ± 1.00 | 2,200.00 | no / yes |" in hopper_rows[1]
     assert "| mujoco_ant |  | 10,000,000 | 5876.09 ± 166.99 | not trained yet |" in table
+    assert "| doom_battle |  | 4,000,000,000 | 59.37 ± 3.93 | cannot be trained here: its map is" in table
 
     older = zoo_report.earlier_table([v5, first_v4, seed2, seed1])
     assert "| mujoco_hopper | v5 | 1 | 2500.00 ± 1.00 |" in older and "`first`" in older and "`second`" not in older
