@@ -11,7 +11,8 @@ the console's summaries (``Total num frames``, ``Avg episode reward``) and one `
 to ``bench/results/zoo_reference.jsonl``; docs/zoo.md sets it against the zoo run of the same task and seed over the
 same steps. Then the release's own enjoy script (``sf_examples.<family>.enjoy_<family> --no_render
 --max_num_episodes=10``) plays its latest checkpoint, as the zoo evaluates its final policy, and the record keeps that
-score too (``score_mean``, ``score_std``, ``episodes``; ``--episodes=0`` skips it).
+score too (``score_mean``, ``score_std``, ``episodes``; ``--episodes=0`` skips it). ``--eval_only`` evaluates a run
+already trained in ``--train_dir`` and appends a record with the curve of its log.
 """
 
 from __future__ import annotations
@@ -78,9 +79,14 @@ def parse_eval_rewards(log_text: str) -> list[float]:
 
 
 def evaluate_reference(command: list[str], log_path: Path) -> list[float]:
-    """Play the release's latest checkpoint with its enjoy script (from a scratch folder); the episode rewards."""
+    """Play the release's latest checkpoint with its enjoy script (from a scratch folder); the episode rewards.
+
+    The release's checkpoints hold numpy scalars, which torch >= 2.6 refuses to unpickle by default (weights-only
+    loading), so the script runs with torch's ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``: the file is the one the release
+    has just written here."""
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
     with tempfile.TemporaryDirectory(prefix="zoo_reference_eval_") as scratch, open(log_path, "w") as log:
-        subprocess.run(command, cwd=scratch, stdout=log, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(command, cwd=scratch, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     return parse_eval_rewards(log_path.read_text(errors="replace"))
 
 
@@ -191,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train_dir", default="/tmp/zoo_reference_runs")
     parser.add_argument("--episodes", type=int, default=10, help="evaluation episodes after training (0: none)")
     parser.add_argument("--results_dir", default=str(records.RESULTS_DIR), help="where the record goes")
+    parser.add_argument(
+        "--eval_only",
+        action="store_true",
+        help="train nothing: evaluate the run already in --train_dir, its curve read from its log",
+    )
     args = parser.parse_args(argv)
     task = TASKS[args.task]
     stop_at = args.stop_at or task.budget
@@ -199,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.train_dir).mkdir(parents=True, exist_ok=True)
     command = reference_command(python, task, args.train_dir, experiment, args.seed)
     print("# " + " ".join(command), flush=True)
-    curve, wall_s = run_reference(command, Path(args.train_dir) / f"{experiment}.log", stop_at)
+    log_path = Path(args.train_dir) / f"{experiment}.log"
+    if args.eval_only:
+        curve, wall_s = parse_curve(log_path.read_text(errors="replace")) if log_path.is_file() else [], None
+    else:
+        curve, wall_s = run_reference(command, log_path, stop_at)
     if not curve:
         print(f"the release printed no summaries: see {Path(args.train_dir) / f'{experiment}.log'}", file=sys.stderr)
         return 1
@@ -208,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "budget": task.budget,
         "stop_at": stop_at,
         "env_steps": curve[-1][0],
-        "wall_s": round(wall_s, 1),
+        "wall_s": None if wall_s is None else round(wall_s, 1),
         "curve": [[steps, round(reward, 4)] for steps, reward in thin(curve)],
     }
     if args.episodes > 0:

@@ -123,3 +123,30 @@ def test_the_release_s_evaluation_is_read_from_its_running_means():
     command = zoo_reference.enjoy_command("py", TASKS["mujoco_swimmer"], "/runs", "sf2_x", 10)
     assert command[:3] == ["py", "-m", "sf_examples.mujoco.enjoy_mujoco"]
     assert "--no_render" in command and "--max_num_episodes=10" in command
+
+
+def test_an_evaluation_of_a_trained_run_alone_keeps_its_curve_and_adds_the_score(tmp_path, monkeypatch):
+    """--eval_only: the curve comes from the run's log, the score from a stand-in enjoy script, which sees the
+    weights-only override that the release's checkpoints need under torch >= 2.6."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "sf2_mujoco_reacher_s4.log").write_text(LOG)
+    enjoy = tmp_path / "enjoy.py"
+    enjoy.write_text(
+        textwrap.dedent(
+            """
+            import os
+            if os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD") == "1":
+                for mean in (-4.0, -5.0):
+                    print(f"Avg episode reward: {mean}, avg true_objective: {mean}", flush=True)
+            """
+        )
+    )
+    monkeypatch.setattr(zoo_reference.compare_sf2, "ensure_reference", lambda *args: sys.executable)
+    monkeypatch.setattr(zoo_reference, "enjoy_command", lambda *args: [sys.executable, str(enjoy)])
+    argv = ["mujoco_reacher", "--seed=4", "--eval_only", f"--train_dir={runs}", f"--results_dir={tmp_path}"]
+    assert zoo_reference.main(argv) == 0
+    (record,) = zoo_reference.records.load("zoo_reference", tmp_path)
+    figures = record["figures"]
+    assert figures["curve"] == [[28672, -84.806], [53248, 0.015]] and figures["wall_s"] is None
+    assert figures["episodes"] == 2 and figures["score_mean"] == -5.0 and figures["score_std"] == 1.0
