@@ -57,11 +57,13 @@ def reference_command(python: str, task: ZooTask, train_dir: str, experiment: st
     ]  # fmt: skip
 
 
-def enjoy_command(python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int) -> list[str]:
+def enjoy_command(
+    python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int, kind: str = "latest"
+) -> list[str]:
     module = task.train_module.replace(".train_", ".enjoy_")  # sf_examples.<family>.enjoy_<family>
     return [
         python, "-m", module, f"--env={task.env}", f"--experiment={experiment}", f"--train_dir={train_dir}",
-        "--no_render", f"--max_num_episodes={episodes}", "--device=cpu",
+        "--no_render", f"--max_num_episodes={episodes}", "--device=cpu", f"--load_checkpoint_kind={kind}",
     ]  # fmt: skip
 
 
@@ -88,6 +90,25 @@ def evaluate_reference(command: list[str], log_path: Path) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="zoo_reference_eval_") as scratch, open(log_path, "w") as log:
         subprocess.run(command, cwd=scratch, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     return parse_eval_rewards(log_path.read_text(errors="replace"))
+
+
+def evaluate_both(python: str, task: ZooTask, train_dir: str, experiment: str, episodes: int) -> dict[str, float]:
+    """The release's final policy (``score_mean``, ``score_std``, ``episodes``) and its best-scoring checkpoint
+    (``best_checkpoint_score_mean``), each over ``episodes`` episodes, as the zoo evaluates its own runs."""
+    figures: dict[str, float] = {}
+    for kind in ("best", "latest"):
+        command = enjoy_command(python, task, train_dir, experiment, episodes, kind)
+        print("# " + " ".join(command), flush=True)
+        log_name = f"{experiment}_eval_{kind}.log"
+        rewards = evaluate_reference(command, Path(train_dir) / log_name)
+        if not rewards:
+            print(f"# the release's enjoy script printed no episode rewards: see {log_name}", flush=True)
+        elif kind == "best":
+            figures["best_checkpoint_score_mean"] = statistics.fmean(rewards)
+        else:
+            figures.update(episodes=len(rewards), score_mean=statistics.fmean(rewards),
+                           score_std=statistics.pstdev(rewards))  # fmt: skip
+    return figures
 
 
 def parse_curve(log_text: str) -> list[tuple[int, float]]:
@@ -227,14 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         "curve": [[steps, round(reward, 4)] for steps, reward in thin(curve)],
     }
     if args.episodes > 0:
-        enjoy = enjoy_command(python, task, args.train_dir, experiment, args.episodes)
-        print("# " + " ".join(enjoy), flush=True)
-        rewards = evaluate_reference(enjoy, Path(args.train_dir) / f"{experiment}_eval.log")
-        if rewards:
-            figures.update(episodes=len(rewards), score_mean=statistics.fmean(rewards),
-                           score_std=statistics.pstdev(rewards))  # fmt: skip
-        else:
-            print(f"# the release's enjoy script printed no episode rewards: see {experiment}_eval.log", flush=True)
+        figures.update(evaluate_both(python, task, args.train_dir, experiment, args.episodes))
     record = records.make_record(
         "zoo_reference", records.new_set_id("zoo_reference"), " ".join(command), args.task, figures,
         reference_versions=records.versions(python),

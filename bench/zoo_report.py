@@ -150,15 +150,21 @@ def window_mean(points: list[tuple[float, float]], low: float, high: float) -> f
 
 
 def _final_scores(reference: Record, ours: Record | None) -> tuple[str, str]:
-    """The two final policies' evaluation scores, where the release was evaluated; ours only where the release ran the
-    whole budget (stopped early, its final policy is not at the point of ours)."""
+    """The two final policies' evaluation scores (and the best checkpoints'), where the release was evaluated; ours only
+    where the release ran the whole budget (stopped early, its final policy is not at the point of ours)."""
     figures = reference["figures"]
     if figures.get("score_mean") is None:
         return "n/a", "n/a"
-    theirs = f"{_num(figures['score_mean'])} ± {_num(figures.get('score_std'))}"
+    theirs = _final_and_best(figures)
     if ours is None or figures["env_steps"] < figures.get("budget", float("inf")):
         return theirs, "n/a"
-    return theirs, f"{_num(ours['figures']['score_mean'])} ± {_num(ours['figures']['score_std'])}"
+    return theirs, _final_and_best(ours["figures"])
+
+
+def _final_and_best(figures: dict) -> str:
+    best = figures.get("best_checkpoint_score_mean")
+    final = f"{_num(figures['score_mean'])} ± {_num(figures.get('score_std'))}"
+    return final if best is None else f"{final}; best checkpoint {_num(best)}"
 
 
 def reference_table(records: list[Record]) -> str:

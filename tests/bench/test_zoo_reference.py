@@ -109,7 +109,9 @@ def test_the_page_sets_the_two_final_policies_side_by_side_only_at_the_same_budg
     assert "| -7.50 | -6.00 | 1.50 | -7.2 ± 0.5 | n/a |" in zoo_report.reference_table([ours, stopped])
     whole = _reference(1, [[2_000_000, -8.0], [10_000_000, -7.0]])
     whole["figures"].update(budget=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
-    assert "| -7.2 ± 0.5 | -6.0 ± 1.0 |" in zoo_report.reference_table([ours, whole])
+    assert "| -7.2 ± 0.5 | -6.0 ± 1.0; best checkpoint -5.0 |" in zoo_report.reference_table([ours, whole])
+    whole["figures"]["best_checkpoint_score_mean"] = -6.5
+    assert "| -7.2 ± 0.5; best checkpoint -6.5 |" in zoo_report.reference_table([ours, whole])
 
 
 def test_the_release_s_evaluation_is_read_from_its_running_means():
@@ -122,7 +124,11 @@ def test_the_release_s_evaluation_is_read_from_its_running_means():
     assert zoo_reference.parse_eval_rewards("Avg episode reward: [(0, '3.0')]") == []  # a training summary is not one
     command = zoo_reference.enjoy_command("py", TASKS["mujoco_swimmer"], "/runs", "sf2_x", 10)
     assert command[:3] == ["py", "-m", "sf_examples.mujoco.enjoy_mujoco"]
-    assert "--no_render" in command and "--max_num_episodes=10" in command
+    assert (
+        "--no_render" in command and "--max_num_episodes=10" in command and "--load_checkpoint_kind=latest" in command
+    )
+    best = zoo_reference.enjoy_command("py", TASKS["mujoco_swimmer"], "/runs", "sf2_x", 10, "best")
+    assert best[-1] == "--load_checkpoint_kind=best"
 
 
 def test_an_evaluation_of_a_trained_run_alone_keeps_its_curve_and_adds_the_score(tmp_path, monkeypatch):
@@ -150,3 +156,4 @@ def test_an_evaluation_of_a_trained_run_alone_keeps_its_curve_and_adds_the_score
     figures = record["figures"]
     assert figures["curve"] == [[28672, -84.806], [53248, 0.015]] and figures["wall_s"] is None
     assert figures["episodes"] == 2 and figures["score_mean"] == -5.0 and figures["score_std"] == 1.0
+    assert figures["best_checkpoint_score_mean"] == -5.0  # the stand-in plays the same for either checkpoint
