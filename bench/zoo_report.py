@@ -151,12 +151,14 @@ def window_mean(points: list[tuple[float, float]], low: float, high: float) -> f
 
 def _final_scores(reference: Record, ours: Record | None) -> tuple[str, str]:
     """The two final policies' evaluation scores (and the best checkpoints'), where the release was evaluated; ours only
-    where the release ran the whole budget (stopped early, its final policy is not at the point of ours)."""
+    where the release was not stopped before the budget (stopped early, its final policy is not at the point of ours;
+    a run to the budget may print its last summary a few thousand steps before it)."""
     figures = reference["figures"]
     if figures.get("score_mean") is None:
         return "n/a", "n/a"
     theirs = _final_and_best(figures)
-    if ours is None or figures["env_steps"] < figures.get("budget", float("inf")):
+    stopped_early = figures.get("stop_at", figures["env_steps"]) < figures.get("budget", float("inf"))
+    if ours is None or stopped_early:
         return theirs, "n/a"
     return theirs, _final_and_best(ours["figures"])
 

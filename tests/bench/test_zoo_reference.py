@@ -105,10 +105,10 @@ def test_the_page_sets_the_release_against_the_zoo_run_over_the_same_steps():
 def test_the_page_sets_the_two_final_policies_side_by_side_only_at_the_same_budget():
     ours = _zoo(1, [[2_000_000, 20.0, -6.0], [10_000_000, 90.0, -5.0]])
     stopped = _reference(1, [[2_000_000, -8.0], [3_000_000, -7.0]])
-    stopped["figures"].update(budget=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
+    stopped["figures"].update(budget=10_000_000, stop_at=3_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
     assert "| -7.50 | -6.00 | 1.50 | -7.2 ± 0.5 | n/a |" in zoo_report.reference_table([ours, stopped])
-    whole = _reference(1, [[2_000_000, -8.0], [10_000_000, -7.0]])
-    whole["figures"].update(budget=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
+    whole = _reference(1, [[2_000_000, -8.0], [9_981_952, -7.0]])  # its last summary a little before the budget
+    whole["figures"].update(budget=10_000_000, stop_at=10_000_000, score_mean=-7.25, score_std=0.5, episodes=10)
     assert "| -7.2 ± 0.5 | -6.0 ± 1.0; best checkpoint -5.0 |" in zoo_report.reference_table([ours, whole])
     whole["figures"]["best_checkpoint_score_mean"] = -6.5
     assert "| -7.2 ± 0.5; best checkpoint -6.5 |" in zoo_report.reference_table([ours, whole])
