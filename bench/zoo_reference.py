@@ -10,8 +10,9 @@ run. ``--stop_at`` ends it early: at that many env steps the whole process group
 the console's summaries (``Total num frames``, ``Avg episode reward``) and one ``zoo_reference`` record is appended
 to ``bench/results/zoo_reference.jsonl``; docs/zoo.md sets it against the zoo run of the same task and seed over the
 same steps. Then the release's own enjoy script (``sf_examples.<family>.enjoy_<family> --no_render
---max_num_episodes=10``) plays its latest checkpoint, as the zoo evaluates its final policy, and the record keeps that
-score too (``score_mean``, ``score_std``, ``episodes``; ``--episodes=0`` skips it). ``--eval_only`` evaluates a run
+--max_num_episodes=10``) plays its best and its latest checkpoint, as the zoo evaluates its own runs, and the record
+keeps those scores too (``best_checkpoint_score_mean``; ``score_mean``, ``score_std``, ``episodes`` of the final
+policy; ``--episodes=0`` skips them). ``--eval_only`` evaluates a run
 already trained in ``--train_dir`` and appends a record with the curve of its log.
 """
 
@@ -81,7 +82,7 @@ def parse_eval_rewards(log_text: str) -> list[float]:
 
 
 def evaluate_reference(command: list[str], log_path: Path) -> list[float]:
-    """Play the release's latest checkpoint with its enjoy script (from a scratch folder); the episode rewards.
+    """Play a checkpoint of the release's run with its enjoy script (from a scratch folder); the episode rewards.
 
     The release's checkpoints hold numpy scalars, which torch >= 2.6 refuses to unpickle by default (weights-only
     loading), so the script runs with torch's ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``: the file is the one the release
@@ -230,14 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     experiment = f"sf2_{args.task}_s{args.seed}"
     Path(args.train_dir).mkdir(parents=True, exist_ok=True)
     command = reference_command(python, task, args.train_dir, experiment, args.seed)
-    print("# " + " ".join(command), flush=True)
     log_path = Path(args.train_dir) / f"{experiment}.log"
     if args.eval_only:
         curve, wall_s = parse_curve(log_path.read_text(errors="replace")) if log_path.is_file() else [], None
     else:
+        print("# " + " ".join(command), flush=True)
         curve, wall_s = run_reference(command, log_path, stop_at)
     if not curve:
-        print(f"the release printed no summaries: see {Path(args.train_dir) / f'{experiment}.log'}", file=sys.stderr)
+        print(f"the release printed no summaries: see {log_path}", file=sys.stderr)
         return 1
     figures = {
         "seed": args.seed,
