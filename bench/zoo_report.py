@@ -10,6 +10,7 @@ module (no plotting library), so regenerating them from the same records gives t
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 from zoo_tasks import TASKS, ZooTask
@@ -194,6 +195,42 @@ def reference_table(records: list[Record]) -> str:
                 f"| {name} | {seed} | {low / 1e6:.1f}M-{stop / 1e6:.1f}M | {_num(theirs, 2)} | {_num(ours, 2)} | "
                 f"{_num(difference, 2)} | {final_theirs} | {final_ours} | {reference['date'][:10]}, "
                 f"`{reference['commit']}` |"
+            )
+    return "\n".join(lines) if len(lines) > 2 else "None yet."
+
+
+SPREAD_NAMES = {"ours": "ours", "sf2_2.1.1": "Sample Factory 2.1.1"}
+
+
+def spread_runs(records: list[Record]) -> dict[tuple[str, int], dict[str, dict[int, Record]]]:
+    """{(task, stop_at): {implementation: {seed: its latest seed_spread record}}} (bench/seed_spread.py)."""
+    found: dict[tuple[str, int], dict[str, dict[int, Record]]] = {}
+    for record in records:
+        if record.get("kind") != "seed_spread" or record.get("workload") not in TASKS:
+            continue
+        figures = record["figures"]
+        group = found.setdefault((record["workload"], figures["stop_at"]), {})
+        group.setdefault(figures["implementation"], {})[figures["seed"]] = record
+    return found
+
+
+def spread_table(records: list[Record]) -> str:
+    """Each implementation's training reward at the same early step, seed by seed, and its median: whether one of
+    them leaves a task's slow path less often than the other."""
+    lines = [
+        "| task | stopped at (env steps) | implementation | seeds | average training reward, seed by seed | median "
+        "| record |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for (name, stop_at), implementations in spread_runs(records).items():
+        for implementation, seeds in sorted(implementations.items()):
+            ordered = sorted(seeds.items())
+            rewards = [record["figures"]["reward"] for _, record in ordered]
+            by_seed = ", ".join(f"{seed}: {_num(record['figures']['reward'], 0)}" for seed, record in ordered)
+            latest = max((record for _, record in ordered), key=lambda r: r["date"])
+            lines.append(
+                f"| {name} | {stop_at:,} | {SPREAD_NAMES.get(implementation, implementation)} | {len(ordered)} | "
+                f"{by_seed} | {_num(statistics.median(rewards), 0)} | {latest['date'][:10]}, `{latest['commit']}` |"
             )
     return "\n".join(lines) if len(lines) > 2 else "None yet."
 

@@ -234,6 +234,7 @@ def zoo_page(records: list[Record]) -> str:
         "zoo_curves": zoo_report.curves_section(records),
         "zoo_earlier": zoo_report.earlier_table(records),
         "zoo_reference": zoo_report.reference_table(records),
+        "zoo_seed_spread": zoo_report.spread_table(records),
     }
     return fill((TEMPLATES / "zoo.md").read_text(encoding="utf-8"), slots)
 
