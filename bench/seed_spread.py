@@ -8,8 +8,8 @@ one implementation takes the slow path more often than the other; many short run
 task with this package and with the release (one after the other, so that a change in the machine's load falls on
 both), each with the zoo's command and budget (so a budget-long ``linear_decay`` schedule is at the same point at the
 same step), and stops each at ``--stop_at`` env steps. Every run appends one ``seed_spread`` record to
-``bench/results/seed_spread.jsonl``: the implementation, the seed, the average training reward of the run's last
-summary (``reward``) and its curve. docs/zoo.md sets the seeds of both side by side.
+``bench/results/seed_spread.jsonl``: the implementation, the seed, the average training reward of the run's first
+summary at ``--stop_at`` (``reward``) and its curve. docs/zoo.md sets the seeds of both side by side.
 
 The runs are written under ``--train_dir`` (default ``/tmp/seed_spread``), one experiment per implementation and
 seed, each started afresh (``--restart_behavior=overwrite``) since a resumed run would not measure the same thing.
@@ -27,6 +27,7 @@ import compare_sf2  # noqa: E402
 import records  # noqa: E402
 import zoo  # noqa: E402
 import zoo_reference  # noqa: E402
+import zoo_report  # noqa: E402
 from zoo_tasks import TASKS, ZooTask  # noqa: E402
 
 KIND = "seed_spread"
@@ -77,16 +78,17 @@ def command_for(implementation: str, name: str, train_dir: str, seed: int, relea
 
 def run_figures(implementation: str, seed: int, task: ZooTask, stop_at: int, curve: list[tuple[int, float]],
                 wall_s: float) -> dict:  # fmt: skip
-    """A run's record figures: ``reward`` is its last summary's average episode reward (at ``env_steps``)."""
+    """A run's record figures: ``reward`` is the average episode reward of its first summary at or past ``stop_at``
+    (the run itself is stopped a little later: ``env_steps``)."""
     return {
         "implementation": implementation,
         "seed": seed,
         "budget": task.budget,
         "stop_at": stop_at,
         "env_steps": curve[-1][0],
-        "reward": curve[-1][1],
+        "reward": zoo_report.reward_at_step(curve, stop_at),
         "wall_s": round(wall_s, 1),
-        "curve": [[steps, round(reward, 4)] for steps, reward in zoo_reference.thin(curve, 60)],
+        "curve": [[steps, round(reward, 4)] for steps, reward in zoo_reference.thin(curve)],
     }
 
 

@@ -214,6 +214,12 @@ def spread_runs(records: list[Record]) -> dict[tuple[str, int], dict[str, dict[i
     return found
 
 
+def reward_at_step(curve: list[list[float]], steps: int) -> float:
+    """The reward of a curve's first point at or past ``steps`` (its last point if none is): runs stopped by polling
+    their summaries overshoot the step by different amounts, so each is read at the same step."""
+    return next((point[-1] for point in curve if point[0] >= steps), curve[-1][-1])
+
+
 def spread_table(records: list[Record]) -> str:
     """Each implementation's training reward at the same early step, seed by seed, and its median: whether one of
     them leaves a task's slow path less often than the other."""
@@ -225,12 +231,13 @@ def spread_table(records: list[Record]) -> str:
     for (name, stop_at), implementations in spread_runs(records).items():
         for implementation, seeds in sorted(implementations.items()):
             ordered = sorted(seeds.items())
-            rewards = [record["figures"]["reward"] for _, record in ordered]
-            by_seed = ", ".join(f"{seed}: {_num(record['figures']['reward'], 0)}" for seed, record in ordered)
+            by_seed = {seed: reward_at_step(record["figures"]["curve"], stop_at) for seed, record in ordered}
+            rewards = list(by_seed.values())
             latest = max((record for _, record in ordered), key=lambda r: r["date"])
             lines.append(
                 f"| {name} | {stop_at:,} | {SPREAD_NAMES.get(implementation, implementation)} | {len(ordered)} | "
-                f"{by_seed} | {_num(statistics.median(rewards), 0)} | {latest['date'][:10]}, `{latest['commit']}` |"
+                f"{', '.join(f'{seed}: {_num(reward, 0)}' for seed, reward in by_seed.items())} | "
+                f"{_num(statistics.median(rewards), 0)} | {latest['date'][:10]}, `{latest['commit']}` |"
             )
     return "\n".join(lines) if len(lines) > 2 else "None yet."
 

@@ -82,7 +82,9 @@ def test_each_run_writes_a_record_and_a_run_without_summaries_fails_the_call(tmp
 def _spread(implementation: str, seed: int, reward: float, date: str = "2026-01-02T00:00:00") -> dict:
     return {
         "kind": "seed_spread", "workload": "mujoco_halfcheetah", "commit": "c", "date": date,
-        "figures": {"implementation": implementation, "seed": seed, "stop_at": 1_500_000, "reward": reward},
+        "figures": {"implementation": implementation, "seed": seed, "stop_at": 1_500_000, "reward": reward,
+                    # read at the first summary at or past the stop: not the later one the run was stopped at
+                    "curve": [[1_400_000, 0.0], [1_520_000, reward], [1_600_000, reward + 50.0]]},
     }  # fmt: skip
 
 
@@ -99,3 +101,4 @@ def test_the_page_lists_each_implementation_s_seeds_and_median_from_the_latest_r
     )
     assert "| Sample Factory 2.1.1 | 2 | 1: 4,100, 2: 1,700 | 2,900 |" in table
     assert zoo_report.spread_table([]) == "None yet."
+    assert zoo_report.reward_at_step([[10, 1.0], [20, 2.0]], 30) == 2.0  # a run that never got there: its last point
