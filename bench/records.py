@@ -43,12 +43,16 @@ def results_file(kind: str, results_dir: Path = RESULTS_DIR) -> Path:
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
-    """The short commit of ``root``, with ``+dirty`` when tracked files differ from it; ``unknown`` outside git."""
+    """The short commit of ``root``, with ``+dirty`` when tracked files differ from it; ``unknown`` outside git.
+
+    The records' own files do not count: a benchmark that appends a record per run would otherwise mark every run
+    after its first as made by uncommitted code."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=root, capture_output=True).returncode != 0
+        diff = ["git", "diff", "--quiet", "HEAD", "--", ":(top)", ":(top,exclude)bench/results"]
+        dirty = subprocess.run(diff, cwd=root, capture_output=True).returncode != 0
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,6 +53,26 @@ def test_a_record_carries_its_context_and_appends_to_its_kind(tmp_path):
     (tmp_path / "zoo.jsonl").write_text("{not json\n")
     with pytest.raises(ValueError, match=r"zoo.jsonl:1"):
         records.load(results_dir=tmp_path)
+
+
+def test_a_record_s_commit_is_dirty_for_changed_code_but_not_for_appended_records(tmp_path):
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "zoo.jsonl").write_text("{}\n")
+    (tmp_path / "train.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    commit = records.git_commit(tmp_path)
+    assert commit and not commit.endswith("+dirty")
+    (tmp_path / "bench" / "results" / "zoo.jsonl").write_text("{}\n{}\n")  # a run appended its record
+    assert records.git_commit(tmp_path) == commit
+    assert records.git_commit(tmp_path / "bench" / "results") == commit  # from any folder of the tree
+    (tmp_path / "train.py").write_text("x = 2\n")
+    assert records.git_commit(tmp_path) == commit + "+dirty"
+    assert records.git_commit(tmp_path / "bench" / "results") == commit + "+dirty"  # from any folder of the tree
 
 
 def _pair(set_id: str, workload: str, pair: int, ours_fps: float, ref_fps: float) -> dict:
