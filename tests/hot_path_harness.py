@@ -318,6 +318,8 @@ def hot_path_cfg(**overrides: Any) -> AttrDict:
         seed=1,
         device="cpu",
         decorrelate_experience_max_seconds=0,
+        # the envs check each action against the echo policy's: no random steps first (test_decorrelation.py)
+        decorrelate_envs_on_one_worker=False,
         batched_sampling=False,
         async_rl=True,
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from sample_factory.algo.sampling.decorrelation import RandomActions, decorrelate
 from sample_factory.algo.utils.shared_buffers import numpy_views
 from sample_factory.envs.action_conversion import make_action_converter
 from sample_factory.envs.contract_errors import EnvContractError
@@ -169,6 +170,7 @@ class NonBatchedEnvRunner:
 
     def __init__(self, cfg: Config, env_info: EnvInfo, envs: list, traj_np: dict, stats: EpisodeStats) -> None:
         self.cfg = cfg
+        self.env_info = env_info
         self.envs = envs
         self.num_agents = env_info.num_agents
         self.multiagent = env_info.is_multiagent
@@ -201,14 +203,18 @@ class NonBatchedEnvRunner:
             for key in self.obs_keys:
                 self.traj["obs"][key][slot, t] = obs[key]
 
-    def reset(self, seeds: list[int | None]) -> None:
+    def reset(self, seeds: list[int | None], decorrelation: list[int] | None = None) -> None:
         """Reset every env; observations go to step 0 of the actors' slots.
 
-        With ``--env_error_behavior=recreate`` an env whose first reset raises is recreated like one that fails
-        later: a flaky simulator may fail at start-up as well."""
+        ``decorrelation``: per env, random steps to take after the reset (``decorrelation.py``). With
+        ``--env_error_behavior=recreate`` an env whose first reset (or those steps) raises is recreated like one that
+        fails later: a flaky simulator may fail at start-up as well."""
         for env_idx, env in enumerate(self.envs):
             try:
                 obs, infos = self.contract.reset_result(reset_env(env, seeds[env_idx]))
+                if decorrelation and decorrelation[env_idx] > 0:
+                    actions = RandomActions(self.env_info, seeds[env_idx])
+                    obs = decorrelate(env, obs, decorrelation[env_idx], actions, self.contract.step_result)
             except EnvContractError:
                 raise
             except Exception:

@@ -24,6 +24,7 @@ import numpy as np
 
 from sample_factory.algo.runners import sf2_constructors as sf2
 from sample_factory.algo.sampling.actor_buffers import ActorBuffers
+from sample_factory.algo.sampling.decorrelation import decorrelation_steps
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
     EnvRecovery,
@@ -129,6 +130,7 @@ class RolloutWorkerComponent(Component):
         num_agents = self.env_info.num_agents
         self.stats = EpisodeStats(cfg.num_envs_per_worker * num_agents, cfg.use_record_episode_statistics)
         trajs_np = [numpy_views(traj) for traj in self.buffers.by_group]
+        decorrelation = self._decorrelation_steps()
         self.actor_buffers = ActorBuffers(self.buffers, num_agents)
         self.finite_checks = [RolloutFiniteCheck(str(cfg.env), traj_np, num_agents) for traj_np in trajs_np]
         for split in range(cfg.worker_num_splits):
@@ -150,10 +152,22 @@ class RolloutWorkerComponent(Component):
                 # after this worker is ready): the split resets, and samples, once it has a slot for every actor
                 self.pending_reset[split] = seeds
                 continue
-            runner.reset(seeds)
+            steps = decorrelation[split * per_split : (split + 1) * per_split]
+            if any(steps):
+                runner.reset(seeds, steps)
+            else:
+                runner.reset(seeds)
         self.splits_started = [False] * cfg.worker_num_splits
         # per split, a bit per policy whose actions it waits for (several policies may control a split's actors)
         self._awaiting = [0] * cfg.worker_num_splits
+
+    def _decorrelation_steps(self) -> list[int]:
+        """Per env of this worker (over all splits), the random steps it takes before sampling: none for a worker
+        restarted after a crash, whose envs start at different times anyway."""
+        steps = [0 if self.restarted else decorrelation_steps(self.cfg, k) for k in range(self.cfg.num_envs_per_worker)]
+        if any(steps):
+            log.info("%s: decorrelating experience: its envs take %s random steps before sampling", self.name, steps)
+        return steps
 
     def _make_split_runner(self, split: int, per_split: int, trajs_np: list[dict]):
         cfg = self.cfg
