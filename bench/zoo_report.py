@@ -24,6 +24,16 @@ MUJOCO_UNNAMED_VERSION = "v5"  # what the MuJoCo family made before the flag exi
 # episode's start state; their record cell carries EARLIER_BOOTSTRAP_MARK, explained under the table
 NEXT_ROW_BOOTSTRAP_UNTIL = "2026-11-29T04:39:39+00:00"
 EARLIER_BOOTSTRAP_MARK = " †"
+# records written before this time (commit 82cd0f9) came from runs whose rollout workers started all their envs at
+# once (no --decorrelate_envs_on_one_worker steps): their record cell carries ENVS_TOGETHER_MARK; in the seed-spread
+# table such runs of this package form a group of their own
+ENVS_STARTED_TOGETHER_UNTIL = "2026-11-29T18:26:15+00:00"
+ENVS_TOGETHER_MARK = " ‡"
+
+
+def envs_started_together(record: Record) -> bool:
+    """True for a record of this package made when a worker's envs all started their first episode together."""
+    return record["date"] < ENVS_STARTED_TOGETHER_UNTIL
 
 
 def task_variant(task: ZooTask, command: str) -> str:
@@ -92,6 +102,8 @@ def _row_cells(task: ZooTask, record: Record) -> list[str]:
     made = f"{record['date'][:10]}, `{record['commit']}`"
     if next_row_bootstrap(task, record):
         made += EARLIER_BOOTSTRAP_MARK
+    if envs_started_together(record):
+        made += ENVS_TOGETHER_MARK
     return [
         _score(f), _num(f.get("best_checkpoint_score_mean"), 2), verdict, trained, _duration(f.get("train_wall_s")),
         _duration(f.get("time_to_90_s")), machine, made,
@@ -199,18 +211,23 @@ def reference_table(records: list[Record]) -> str:
     return "\n".join(lines) if len(lines) > 2 else "None yet."
 
 
-SPREAD_NAMES = {"ours": "ours", "sf2_2.1.1": "Sample Factory 2.1.1"}
+OURS_ENVS_TOGETHER = "ours, envs started together"
+SPREAD_NAMES = {"ours": "ours", "sf2_2.1.1": "Sample Factory 2.1.1", OURS_ENVS_TOGETHER: OURS_ENVS_TOGETHER + " ‡"}
 
 
 def spread_runs(records: list[Record]) -> dict[tuple[str, int], dict[str, dict[int, Record]]]:
-    """{(task, stop_at): {implementation: {seed: its latest seed_spread record}}} (bench/seed_spread.py)."""
+    """{(task, stop_at): {implementation: {seed: its latest seed_spread record}}} (bench/seed_spread.py); this
+    package's runs made before its workers spread their envs over the episode are an implementation of their own."""
     found: dict[tuple[str, int], dict[str, dict[int, Record]]] = {}
     for record in records:
         if record.get("kind") != "seed_spread" or record.get("workload") not in TASKS:
             continue
         figures = record["figures"]
         group = found.setdefault((record["workload"], figures["stop_at"]), {})
-        group.setdefault(figures["implementation"], {})[figures["seed"]] = record
+        implementation = figures["implementation"]
+        if implementation == "ours" and envs_started_together(record):
+            implementation = OURS_ENVS_TOGETHER
+        group.setdefault(implementation, {})[figures["seed"]] = record
     return found
 
 

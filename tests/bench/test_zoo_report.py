@@ -99,6 +99,14 @@ def test_mujoco_records_made_with_the_next_row_bootstrap_are_marked():
     assert not zoo_report.next_row_bootstrap(TASKS["mujoco_hopper"], after)
     assert not zoo_report.next_row_bootstrap(TASKS["doom_basic"], doom)  # the family does not bootstrap truncations
     rows = zoo_report.zoo_table([before, doom]).splitlines()
-    assert [r for r in rows if r.startswith("| mujoco_hopper |")][0].endswith("`c1` † |")
-    assert [r for r in rows if r.startswith("| doom_basic |")][0].endswith("`c1` |")
+    assert [r for r in rows if r.startswith("| mujoco_hopper |")][0].endswith("`c1` † ‡ |")
+    assert [r for r in rows if r.startswith("| doom_basic |")][0].endswith("`c1` ‡ |")
     assert not zoo_report.zoo_table([after]).count("†")
+
+
+def test_records_made_while_workers_started_their_envs_together_are_marked():
+    before = _record("doom_basic", 1, "python -m sf_examples.vizdoom.train_vizdoom --env=doom_basic", 0.5)
+    after = dict(before, date="2026-11-29T18:30:00+00:00")
+    assert zoo_report.envs_started_together(before) and not zoo_report.envs_started_together(after)
+    assert zoo_report.zoo_table([before]).count("‡") == 1
+    assert not zoo_report.zoo_table([after]).count("‡")
