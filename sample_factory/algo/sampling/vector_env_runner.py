@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from sample_factory.algo.sampling.decorrelation import decorrelation_steps
 from sample_factory.algo.sampling.env_runner import (
     BatchedEnvRunner,
     EpisodeStats,
@@ -87,13 +88,22 @@ class VectorEnvRunner:
     def init(self, timing: object | None = None) -> None:
         """Create the split's envs and reset them; their first observations go to step 0 of the slots.
 
+        Non-batched envs then take their random steps (``--decorrelate_envs_on_one_worker``), each as the env of its
+        index in the worker (``split_idx * num_envs + i``), like a rollout worker's.
+
         ``timing`` is accepted for Sample Factory 2 callers and not used.
         """
         del timing
         self.runner = self._make_runner()
         self.runner.state.slots[:] = np.arange(self.first_slot, self.first_slot + self.num_actors)
         self.runner.stats = EpisodeStats(self.num_actors)
-        self.runner.reset([env_seed(self.cfg, self.worker_idx, self.split_idx, i) for i in range(self.num_envs)])
+        seeds = [env_seed(self.cfg, self.worker_idx, self.split_idx, i) for i in range(self.num_envs)]
+        steps = [0 if self.batched else decorrelation_steps(self.cfg, self.split_idx * self.num_envs + i)
+                 for i in range(self.num_envs)]  # fmt: skip
+        if any(steps):
+            self.runner.reset(seeds, steps)
+        else:
+            self.runner.reset(seeds)
         self.update_training_info(self.training_info)
 
     def _make_runner(self) -> BatchedEnvRunner | NonBatchedEnvRunner:

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from sample_factory.algo.sampling import env_runner
 from sample_factory.algo.sampling.batched_sampling import BatchedVectorEnvRunner
+from sample_factory.algo.sampling.decorrelation import decorrelate
 from sample_factory.algo.sampling.non_batched_sampling import NonBatchedVectorEnvRunner
 from sample_factory.algo.utils.context import reset_global_context
 from sample_factory.algo.utils.shared_buffers import allocate_trajectories
@@ -61,6 +63,7 @@ def test_steps_are_written_into_a_private_buffer(cartpole_cfg, runner_cls) -> No
 
 @pytest.mark.parametrize("runner_cls", RUNNERS)
 def test_both_flavours_see_the_same_seeded_envs(cartpole_cfg, runner_cls) -> None:
+    cartpole_cfg.decorrelate_envs_on_one_worker = False  # random steps first: non-batched envs only
     runners = [cls(cartpole_cfg, _env_info(cartpole_cfg), 2, 1, 0, None, "cpu", None) for cls in RUNNERS]
     for runner in runners:
         runner.init()
@@ -105,3 +108,21 @@ def test_misuse_is_explained(cartpole_cfg) -> None:
     runner = NonBatchedVectorEnvRunner(cartpole_cfg, _env_info(cartpole_cfg), 2, 0, 0, None, "cpu", None)
     with pytest.raises(RuntimeError, match=r"init\(\) must be called"):
         runner.step(torch.tensor([0, 0]))
+
+
+@pytest.mark.parametrize("runner_cls", RUNNERS)
+def test_non_batched_envs_take_random_steps_by_their_index_in_the_worker(cartpole_cfg, runner_cls, monkeypatch):
+    taken = []
+
+    def recording(env, obs, num_steps, actions, check):
+        taken.append(num_steps)
+        return decorrelate(env, obs, num_steps, actions, check)
+
+    monkeypatch.setattr(env_runner, "decorrelate", recording)
+    runner = runner_cls(cartpole_cfg, _env_info(cartpole_cfg), 2, 0, 1, None, "cpu", None)  # split 1: envs 2 and 3
+    runner.init()
+    try:
+        expected = [] if runner_cls.batched else [2 * cartpole_cfg.rollout, 3 * cartpole_cfg.rollout]
+        assert taken == expected
+    finally:
+        runner.close()
