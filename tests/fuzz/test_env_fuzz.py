@@ -40,6 +40,7 @@ def _split(fault) -> NonBatchedVectorEnvRunner:
     register_env("bad_env", lambda *args, **kwargs: BadEnv(fault))
     cfg = default_cfg(env="bad_env")
     cfg.rollout, cfg.seed, cfg.num_envs_per_worker, cfg.worker_num_splits = ROLLOUT, 1, NUM_ENVS, 1
+    cfg.decorrelate_envs_on_one_worker = False  # the faults are drawn for sampled steps, not for random steps first
     env_info = extract_env_info(BadEnv(fault), cfg)
     return NonBatchedVectorEnvRunner(cfg, env_info, NUM_ENVS, 0, 0, None, "cpu", [None])
 
