@@ -3,13 +3,15 @@
 Envs created together reset together. With a fixed episode length (MuJoCo's 1000 steps, a time limit) they would
 then end their episodes in the same rollout for ever after: every ``max_episode_steps / rollout`` batches the whole
 batch would be episode starts, and the value function sees its targets jump for all samples at once (HalfCheetah:
-the advantages' standard deviation triples for a few batches after each such reset). Stepping env ``k`` of a worker
-(counted over all its splits) ``k * rollout`` times with random actions after its first reset spreads the episode
-boundaries over the rollouts, as Sample Factory 2 does (it logs "Decorrelating experience for N frames..." per env).
+the advantages' standard deviation rises two- to fourfold for a few batches after each such reset). Stepping env
+``k`` of a worker (counted over all its splits) ``k * rollout`` times with random actions after its first reset
+spreads the episode boundaries over the rollouts, as Sample Factory 2 does (it logs "Decorrelating experience for N
+frames..." per env).
 
 These steps happen before sampling begins: nothing of them is trained on, counted in the env steps or in the
-episode statistics. They are taken once, at the start of a run: a worker restarted after a crash, or one whose
-sampling state is restored exactly, resumes envs that are already spread out.
+episode statistics. They are taken once, when a worker creates its envs. A worker restarted after a crash takes
+none: its envs already start out of step with the other workers' envs. A worker whose sampling state is restored
+exactly takes them, and the restore then puts every env back where it was saved.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ StepCheck = Callable[[Any], tuple[Any, Any, Any, Any, Any]]
 def decorrelation_steps(cfg: Config, env_index_in_worker: int) -> int:
     """Random steps env ``env_index_in_worker`` (over all splits of its worker) takes before sampling begins.
 
-    None with ``--decorrelate_envs_on_one_worker=False`` or ``--batched_sampling`` (a batched env steps all of its
+    0 with ``--decorrelate_envs_on_one_worker=False`` or ``--batched_sampling`` (a batched env steps all of its
     envs together, so they cannot be moved apart).
     """
     if not cfg.decorrelate_envs_on_one_worker or cfg.batched_sampling:

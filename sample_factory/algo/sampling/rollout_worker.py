@@ -163,7 +163,7 @@ class RolloutWorkerComponent(Component):
 
     def _decorrelation_steps(self) -> list[int]:
         """Per env of this worker (over all splits), the random steps it takes before sampling: none for a worker
-        restarted after a crash, whose envs start at different times anyway."""
+        restarted after a crash, whose envs already start out of step with the other workers' envs."""
         steps = [0 if self.restarted else decorrelation_steps(self.cfg, k) for k in range(self.cfg.num_envs_per_worker)]
         if any(steps):
             log.info("%s: decorrelating experience: its envs take %s random steps before sampling", self.name, steps)
