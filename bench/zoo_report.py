@@ -31,8 +31,15 @@ ENVS_STARTED_TOGETHER_UNTIL = "2026-11-29T18:26:15+00:00"
 ENVS_TOGETHER_MARK = " ‡"
 
 
-def envs_started_together(record: Record) -> bool:
-    """True for a record of this package made when a worker's envs all started their first episode together."""
+# families whose rollout workers each run one env (Atari's defaults, as Sample Factory 2's): there is nothing to spread
+ONE_ENV_PER_WORKER_MODULES = frozenset({"sf_examples.atari.train_atari"})
+
+
+def envs_started_together(record: Record, task: ZooTask | None = None) -> bool:
+    """True for a record of this package made when a worker's envs all started their first episode together; never
+    for a task whose family runs one env per worker, which trains the same either way."""
+    if task is not None and task.train_module in ONE_ENV_PER_WORKER_MODULES:
+        return False
     return record["date"] < ENVS_STARTED_TOGETHER_UNTIL
 
 
@@ -102,7 +109,7 @@ def _row_cells(task: ZooTask, record: Record) -> list[str]:
     made = f"{record['date'][:10]}, `{record['commit']}`"
     if next_row_bootstrap(task, record):
         made += EARLIER_BOOTSTRAP_MARK
-    if envs_started_together(record):
+    if envs_started_together(record, task):
         made += ENVS_TOGETHER_MARK
     return [
         _score(f), _num(f.get("best_checkpoint_score_mean"), 2), verdict, trained, _duration(f.get("train_wall_s")),

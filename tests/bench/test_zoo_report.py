@@ -110,3 +110,10 @@ def test_records_made_while_workers_started_their_envs_together_are_marked():
     assert zoo_report.envs_started_together(before) and not zoo_report.envs_started_together(after)
     assert zoo_report.zoo_table([before]).count("‡") == 1
     assert not zoo_report.zoo_table([after]).count("‡")
+
+
+def test_records_of_a_family_with_one_env_per_worker_are_never_marked_as_started_together():
+    pong = _record("atari_pong", 1, "python -m sf_examples.atari.train_atari --env=atari_pong", 19.0)
+    assert zoo_report.envs_started_together(pong)  # by its date alone
+    assert not zoo_report.envs_started_together(pong, TASKS["atari_pong"])
+    assert not zoo_report.zoo_table([pong]).count("‡")
