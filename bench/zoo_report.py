@@ -18,7 +18,7 @@ from zoo_tasks import TASKS, ZooTask
 Record = dict[str, Any]
 IMG_DIR = "docs/img/zoo"  # where the plots go, relative to the repository; the page links them as img/zoo/<task>.svg
 MUJOCO_MODULE = "sf_examples.mujoco.train_mujoco"
-MUJOCO_VERSION_FLAG = "--mujoco_version="
+MUJOCO_VERSION_FLAG = "mujoco_version"
 MUJOCO_UNNAMED_VERSION = "v5"  # what the MuJoCo family made before the flag existed
 # MuJoCo records written before this time (commit f58a860) bootstrapped a truncated episode from the value of the next
 # episode's start state; their record cell carries EARLIER_BOOTSTRAP_MARK, explained under the table
@@ -31,14 +31,24 @@ ENVS_STARTED_TOGETHER_UNTIL = "2026-11-29T18:26:15+00:00"
 ENVS_TOGETHER_MARK = " ‡"
 
 
-# families whose rollout workers each run one env (Atari's defaults, as Sample Factory 2's): there is nothing to spread
-ONE_ENV_PER_WORKER_MODULES = frozenset({"sf_examples.atari.train_atari"})
+def flag_value(command: str, flag: str) -> str | None:
+    """The value a command gives ``--flag=`` (the last one, as argparse takes it); None where it names none."""
+    prefix = f"--{flag}="
+    named = [word[len(prefix) :] for word in command.split() if word.startswith(prefix)]
+    return named[-1] if named else None
+
+
+def envs_per_worker(task: ZooTask, command: str) -> int:
+    """The envs each rollout worker of a record's run stepped: its command's ``--num_envs_per_worker``, else the
+    default of the task's family."""
+    named = flag_value(command, "num_envs_per_worker")
+    return int(named if named is not None else task.default_of("num_envs_per_worker"))
 
 
 def envs_started_together(record: Record, task: ZooTask | None = None) -> bool:
     """True for a record of this package made when a worker's envs all started their first episode together; never
-    for a task whose family runs one env per worker, which trains the same either way."""
-    if task is not None and task.train_module in ONE_ENV_PER_WORKER_MODULES:
+    for a run whose workers each stepped one env (Atari's family default), which trains the same either way."""
+    if task is not None and envs_per_worker(task, record["command"]) == 1:
         return False
     return record["date"] < ENVS_STARTED_TOGETHER_UNTIL
 
@@ -47,8 +57,8 @@ def task_variant(task: ZooTask, command: str) -> str:
     """The MuJoCo task version a command trained ('v4', 'v5'); '' for other families."""
     if task.train_module != MUJOCO_MODULE:
         return ""
-    named = [word.split("=", 1)[1] for word in command.split() if word.startswith(MUJOCO_VERSION_FLAG)]
-    return named[-1] if named else MUJOCO_UNNAMED_VERSION
+    named = flag_value(command, MUJOCO_VERSION_FLAG)
+    return MUJOCO_UNNAMED_VERSION if named is None else named
 
 
 def next_row_bootstrap(task: ZooTask, record: Record) -> bool:

@@ -8,7 +8,9 @@ own bar. A task without a published score is recorded as a curve and a final sco
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,20 @@ class ZooTask:
     target: float | None = None
     # why the task cannot be trained with this package, where it cannot ("" where it can)
     unavailable: str = ""
+
+    def default_of(self, flag: str) -> Any:
+        """The value ``--flag`` takes in a command that does not name it: the family's default where its train module
+        sets one (``FAMILY_DEFAULTS``), else the package's own (``sample_factory/cfg/flags.tsv``)."""
+        module, name = FAMILY_DEFAULTS[self.train_module]
+        family = getattr(importlib.import_module(module), name)
+        if flag in family:
+            return family[flag]
+        from sample_factory.cfg.cfg import standard_flags
+
+        specs = [spec for spec in standard_flags().flags if spec.flag == f"--{flag}"]
+        if not specs:
+            raise KeyError(f"--{flag} is not a flag of sample_factory/cfg/flags.tsv; check its spelling")
+        return specs[0].default
 
     def threshold_90(self) -> float | None:
         """The score that counts as 'reached 90 %': within 10 % of the published score's magnitude below it."""
@@ -43,6 +59,12 @@ _SF2_TASKS = ("--mujoco_version=v4",)  # the Gymnasium v4 tasks SF2's models wer
 _DOOM = "sf_examples.vizdoom.train_vizdoom"
 _DOOM_BASIC_BUDGET = 500_000_000  # SF2 docs: the six "basic" VizDoom scenarios, --train_for_env_steps=500000000
 _ATARI = "sf_examples.atari.train_atari"
+# the defaults each family's train module sets on Sample Factory's flags (Sample Factory 2's values): (module, name)
+FAMILY_DEFAULTS: dict[str, tuple[str, str]] = {
+    _MUJOCO: ("sf_examples.mujoco.mujoco_params", "MUJOCO_DEFAULTS"),
+    _DOOM: ("sf_examples.vizdoom.doom.doom_params", "DOOM_DEFAULTS"),
+    _ATARI: ("sf_examples.atari.atari_params", "ATARI_DEFAULTS"),
+}
 
 TASKS: dict[str, ZooTask] = {
     "mujoco_ant": ZooTask("mujoco_ant", _MUJOCO, 10_000_000, 5876.09, 166.99, _MUJOCO_SRC, _SF2_TASKS),

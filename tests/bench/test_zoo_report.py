@@ -117,3 +117,24 @@ def test_records_of_a_family_with_one_env_per_worker_are_never_marked_as_started
     assert zoo_report.envs_started_together(pong)  # by its date alone
     assert not zoo_report.envs_started_together(pong, TASKS["atari_pong"])
     assert not zoo_report.zoo_table([pong]).count("‡")
+
+
+def test_envs_per_worker_comes_from_the_command_else_the_family_defaults():
+    pong, hopper, doom = TASKS["atari_pong"], TASKS["mujoco_hopper"], TASKS["doom_basic"]
+    assert zoo_report.envs_per_worker(pong, "python -m sf_examples.atari.train_atari --env=atari_pong") == 1
+    assert zoo_report.envs_per_worker(hopper, MUJOCO) == 8  # the MuJoCo family's default
+    assert zoo_report.envs_per_worker(doom, "x --env=doom_basic") == 2  # not set by the family: the package's
+    assert zoo_report.envs_per_worker(hopper, MUJOCO + " --num_envs_per_worker=4 --num_envs_per_worker=1") == 1
+    assert zoo_report.envs_per_worker(pong, "x --num_envs_per_worker=4") == 4
+
+
+def test_a_run_with_one_env_per_worker_is_never_marked_whatever_its_family():
+    hopper = _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4 --num_envs_per_worker=1", 2300.0)
+    assert not zoo_report.envs_started_together(hopper, TASKS["mujoco_hopper"])
+    pong = _record("atari_pong", 1, "python -m sf_examples.atari.train_atari --num_envs_per_worker=2", 19.0)
+    assert zoo_report.envs_started_together(pong, TASKS["atari_pong"])
+
+
+def test_a_flag_the_package_does_not_have_is_named_in_the_error():
+    with pytest.raises(KeyError, match="--num_envs_per_wroker is not a flag"):
+        TASKS["doom_basic"].default_of("num_envs_per_wroker")
