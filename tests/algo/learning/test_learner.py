@@ -177,6 +177,30 @@ def test_other_action_spaces_and_losses_train(action_space: gym.Space, overrides
         assert stats["exploration_loss"] > 0  # symmetric KL is positive, -entropy would be negative
 
 
+def test_the_kl_penalty_of_a_gaussian_policy_does_not_push_its_spread_up_when_only_its_means_moved():
+    """KL(current || behaviour): with the standard deviations unchanged, a shift of the means costs 0.5 * (d / sigma)^2
+    and its gradient leaves the log standard deviations alone; KL(behaviour || current) would push them up."""
+    box = gym.spaces.Box(-1.0, 1.0, (2,))
+    cfg = make_cfg(use_rnn=False, recurrence=1, kl_loss_coeff=0.1)
+    learner = make_learner(cfg, box)
+    batch = 5
+    log_stds = torch.tensor([[-0.5, 0.3]]).expand(batch, 2)
+    behaviour_means = torch.zeros(batch, 2)
+    shift = torch.tensor([[0.4, -0.2]])
+    current_log_stds = log_stds.clone().requires_grad_(True)
+    current = learner_module.get_action_distribution(
+        box, torch.cat([behaviour_means + shift, current_log_stds], dim=1), None, cfg.continuous_tanh_scale,
+        cfg.action_distribution,
+    )  # fmt: skip
+    mb = TensorDict(
+        obs=TensorDict(obs=torch.zeros(batch, OBS_DIM)), action_logits=torch.cat([behaviour_means, log_stds], 1)
+    )
+    kl = learner._kl_divergence(mb, current, ValidMean(torch.ones(batch, dtype=torch.bool)), with_grad=True)
+    torch.testing.assert_close(kl, 0.5 * (shift / log_stds[:1].exp()).square().sum())
+    (grad,) = torch.autograd.grad(kl, current_log_stds)
+    torch.testing.assert_close(grad, torch.zeros_like(grad), atol=1e-7, rtol=0)
+
+
 # ---- learning-rate schedules --------------------------------------------------------------------------------------
 
 
@@ -625,7 +649,7 @@ def test_total_loss_and_its_terms_match_the_formulas(exploration: str):
         ).sum(-1)
     exploration_loss = 0.03 * _valid_mean(per_sample, valids)
     old_log_probs = torch.log_softmax(mb["action_logits"], dim=-1)
-    kl = _valid_mean((old_log_probs.exp() * (old_log_probs - outputs.distribution.log_probs)).sum(-1), valids)
+    kl = _valid_mean((probs * (outputs.distribution.log_probs - old_log_probs)).sum(-1), valids)  # KL(pi || mu)
     expected = dict(
         policy_loss=policy_loss, value_loss=value_loss, exploration_loss=exploration_loss, kl_divergence=kl,
         kl_loss=0.2 * kl, loss=policy_loss + value_loss + exploration_loss + 0.2 * kl,
