@@ -29,6 +29,11 @@ EARLIER_BOOTSTRAP_MARK = " †"
 # table such runs of this package form a group of their own
 ENVS_STARTED_TOGETHER_UNTIL = "2026-11-29T18:26:15+00:00"
 ENVS_TOGETHER_MARK = " ‡"
+# records of this package written before this time (commit f61f393) whose run had a KL penalty (--kl_loss_coeff, set
+# by the MuJoCo family) penalised KL(behaviour || current) instead of KL(current || behaviour): their record cell
+# carries BEHAVIOUR_FIRST_KL_MARK; in the seed-spread table such runs form a group of their own
+BEHAVIOUR_FIRST_KL_UNTIL = "2026-12-08T01:04:13+00:00"
+BEHAVIOUR_FIRST_KL_MARK = " §"
 
 
 def flag_value(command: str, flag: str) -> str | None:
@@ -51,6 +56,15 @@ def envs_started_together(record: Record, task: ZooTask | None = None) -> bool:
     if task is not None and envs_per_worker(task, record["command"]) == 1:
         return False
     return record["date"] < ENVS_STARTED_TOGETHER_UNTIL
+
+
+def behaviour_first_kl(record: Record, task: ZooTask) -> bool:
+    """True for a record of this package whose run penalised KL(behaviour || current): made before the learner turned
+    the KL penalty around, with a non-zero ``--kl_loss_coeff`` (its command's, else its family's default)."""
+    if record["date"] >= BEHAVIOUR_FIRST_KL_UNTIL:
+        return False
+    named = flag_value(record.get("command", ""), "kl_loss_coeff")
+    return float(named if named is not None else task.default_of("kl_loss_coeff")) != 0.0
 
 
 def task_variant(task: ZooTask, command: str) -> str:
@@ -121,6 +135,8 @@ def _row_cells(task: ZooTask, record: Record) -> list[str]:
         made += EARLIER_BOOTSTRAP_MARK
     if envs_started_together(record, task):
         made += ENVS_TOGETHER_MARK
+    if behaviour_first_kl(record, task):
+        made += BEHAVIOUR_FIRST_KL_MARK
     return [
         _score(f), _num(f.get("best_checkpoint_score_mean"), 2), verdict, trained, _duration(f.get("train_wall_s")),
         _duration(f.get("time_to_90_s")), machine, made,
@@ -232,20 +248,32 @@ OURS_ENVS_TOGETHER = "ours, envs started together"
 SPREAD_NAMES = {"ours": "ours", "sf2_2.1.1": "Sample Factory 2.1.1", OURS_ENVS_TOGETHER: OURS_ENVS_TOGETHER + " ‡"}
 
 
+def spread_group(record: Record) -> str:
+    """The group a seed_spread record's run belongs to: its implementation; this package's runs made with an earlier
+    learning path (‡, §) are groups of their own, named with their marks."""
+    implementation = record["figures"]["implementation"]
+    if implementation != "ours":
+        return implementation
+    group = OURS_ENVS_TOGETHER if envs_started_together(record) else "ours"
+    return group + (BEHAVIOUR_FIRST_KL_MARK if behaviour_first_kl(record, TASKS[record["workload"]]) else "")
+
+
 def spread_runs(records: list[Record]) -> dict[tuple[str, int], dict[str, dict[int, Record]]]:
-    """{(task, stop_at): {implementation: {seed: its latest seed_spread record}}} (bench/seed_spread.py); this
-    package's runs made before its workers spread their envs over the episode are an implementation of their own."""
+    """{(task, stop_at): {group: {seed: its latest seed_spread record}}} (bench/seed_spread.py, ``spread_group``)."""
     found: dict[tuple[str, int], dict[str, dict[int, Record]]] = {}
     for record in records:
         if record.get("kind") != "seed_spread" or record.get("workload") not in TASKS:
             continue
         figures = record["figures"]
         group = found.setdefault((record["workload"], figures["stop_at"]), {})
-        implementation = figures["implementation"]
-        if implementation == "ours" and envs_started_together(record):
-            implementation = OURS_ENVS_TOGETHER
-        group.setdefault(implementation, {})[figures["seed"]] = record
+        group.setdefault(spread_group(record), {})[figures["seed"]] = record
     return found
+
+
+def spread_name(group: str) -> str:
+    """How the seed-spread table names a group: ``ours §`` stays, ``ours, envs started together §`` gains its ‡."""
+    base = group.removesuffix(BEHAVIOUR_FIRST_KL_MARK)
+    return SPREAD_NAMES.get(base, base) + group[len(base) :]
 
 
 def reward_at_step(curve: list[list[float]], steps: int) -> float:
@@ -269,7 +297,7 @@ def spread_table(records: list[Record]) -> str:
             rewards = list(by_seed.values())
             latest = max((record for _, record in ordered), key=lambda r: r["date"])
             lines.append(
-                f"| {name} | {stop_at:,} | {SPREAD_NAMES.get(implementation, implementation)} | {len(ordered)} | "
+                f"| {name} | {stop_at:,} | {spread_name(implementation)} | {len(ordered)} | "
                 f"{', '.join(f'{seed}: {_num(reward, 0)}' for seed, reward in by_seed.items())} | "
                 f"{_num(statistics.median(rewards), 0)} | {latest['date'][:10]}, `{latest['commit']}` |"
             )

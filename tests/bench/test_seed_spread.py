@@ -79,7 +79,7 @@ def test_each_run_writes_a_record_and_a_run_without_summaries_fails_the_call(tmp
     assert "reference_versions" in written[1] and "reference_versions" not in written[0]
 
 
-def _spread(implementation: str, seed: int, reward: float, date: str = "2026-12-01T00:00:00+00:00") -> dict:
+def _spread(implementation: str, seed: int, reward: float, date: str = "2026-12-09T00:00:00+00:00") -> dict:
     return {
         "kind": "seed_spread", "workload": "mujoco_halfcheetah", "commit": "c", "date": date,
         "figures": {"implementation": implementation, "seed": seed, "stop_at": 1_500_000, "reward": reward,
@@ -91,16 +91,16 @@ def _spread(implementation: str, seed: int, reward: float, date: str = "2026-12-
 def test_the_page_lists_each_implementation_s_seeds_and_median_from_the_latest_runs():
     runs = [
         _spread("ours", 2, 3900.0), _spread("ours", 1, 1400.0), _spread("ours", 3, 1500.0),
-        _spread("ours", 3, 1600.0, "2026-12-03T00:00:00+00:00"),  # a later run of the same seed replaces the first
+        _spread("ours", 3, 1600.0, "2026-12-10T00:00:00+00:00"),  # a later run of the same seed replaces the first
         _spread("sf2_2.1.1", 1, 4100.0), _spread("sf2_2.1.1", 2, 1700.0),
         _spread("ours", 1, 1300.0, "2026-11-29T10:00:00+00:00"),  # before workers spread their envs: a group apart
     ]  # fmt: skip
     table = zoo_report.spread_table(runs)
     assert (
-        "| mujoco_halfcheetah | 1,500,000 | ours | 3 | 1: 1,400, 2: 3,900, 3: 1,600 | 1,600 | 2026-12-03, `c` |"
+        "| mujoco_halfcheetah | 1,500,000 | ours | 3 | 1: 1,400, 2: 3,900, 3: 1,600 | 1,600 | 2026-12-10, `c` |"
         in table
     )
-    assert "| ours, envs started together ‡ | 1 | 1: 1,300 | 1,300 | 2026-11-29, `c` |" in table
+    assert "| ours, envs started together ‡ § | 1 | 1: 1,300 | 1,300 | 2026-11-29, `c` |" in table
     assert "| Sample Factory 2.1.1 | 2 | 1: 4,100, 2: 1,700 | 2,900 |" in table
     assert zoo_report.spread_table([]) == "None yet."
     assert zoo_report.reward_at_step([[10, 1.0], [20, 2.0]], 30) == 2.0  # a run that never got there: its last point

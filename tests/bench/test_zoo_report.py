@@ -99,7 +99,7 @@ def test_mujoco_records_made_with_the_next_row_bootstrap_are_marked():
     assert not zoo_report.next_row_bootstrap(TASKS["mujoco_hopper"], after)
     assert not zoo_report.next_row_bootstrap(TASKS["doom_basic"], doom)  # the family does not bootstrap truncations
     rows = zoo_report.zoo_table([before, doom]).splitlines()
-    assert [r for r in rows if r.startswith("| mujoco_hopper |")][0].endswith("`c1` † ‡ |")
+    assert [r for r in rows if r.startswith("| mujoco_hopper |")][0].endswith("`c1` † ‡ § |")
     assert [r for r in rows if r.startswith("| doom_basic |")][0].endswith("`c1` ‡ |")
     assert not zoo_report.zoo_table([after]).count("†")
 
@@ -138,3 +138,32 @@ def test_a_run_with_one_env_per_worker_is_never_marked_whatever_its_family():
 def test_a_flag_the_package_does_not_have_is_named_in_the_error():
     with pytest.raises(KeyError, match="--num_envs_per_wroker is not a flag"):
         TASKS["doom_basic"].default_of("num_envs_per_wroker")
+
+
+def test_records_of_runs_that_penalised_the_kl_the_other_way_round_are_marked():
+    hopper = _record("mujoco_hopper", 1, MUJOCO + " --mujoco_version=v4", 2300.0)  # the family's KL penalty: 0.1
+    after = dict(hopper, date="2026-12-08T02:00:00+00:00")
+    no_penalty = _record("mujoco_hopper", 2, MUJOCO + " --mujoco_version=v4 --kl_loss_coeff=0", 2300.0)
+    doom = _record("doom_basic", 1, "python -m sf_examples.vizdoom.train_vizdoom --env=doom_basic", 0.5)
+    assert zoo_report.behaviour_first_kl(hopper, TASKS["mujoco_hopper"])
+    assert not zoo_report.behaviour_first_kl(after, TASKS["mujoco_hopper"])
+    assert not zoo_report.behaviour_first_kl(no_penalty, TASKS["mujoco_hopper"])
+    assert not zoo_report.behaviour_first_kl(doom, TASKS["doom_basic"])  # no KL penalty in that family
+    rows = [r for r in zoo_report.zoo_table([hopper, no_penalty]).splitlines() if r.startswith("| mujoco_hopper |")]
+    assert rows[0].endswith("`c1` † ‡ § |") and rows[1].endswith("`c1` † ‡ |")
+
+
+def test_seed_spread_runs_with_an_earlier_learning_path_are_groups_of_their_own():
+    def spread(implementation: str, seed: int, date: str) -> dict:
+        figures = {"implementation": implementation, "seed": seed, "stop_at": 100, "curve": [[100, 1.0, float(seed)]]}
+        return {"kind": "seed_spread", "workload": "mujoco_walker", "command": MUJOCO, "commit": "c", "date": date,
+                "figures": figures}  # fmt: skip
+
+    runs = [
+        spread("ours", 1, "2026-11-29T00:00:00+00:00"), spread("ours", 1, "2026-12-01T00:00:00+00:00"),
+        spread("ours", 1, "2026-12-09T00:00:00+00:00"), spread("sf2_2.1.1", 1, "2026-12-09T00:00:00+00:00"),
+    ]  # fmt: skip
+    groups = zoo_report.spread_runs(runs)[("mujoco_walker", 100)]
+    assert sorted(groups) == ["ours", "ours §", "ours, envs started together §", "sf2_2.1.1"]
+    names = [line.split(" | ")[2] for line in zoo_report.spread_table(runs).splitlines()[2:]]
+    assert names == ["ours", "ours §", "ours, envs started together ‡ §", "Sample Factory 2.1.1"]
