@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import math
 import re
 import statistics
 import sys
@@ -40,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from summary_compare import mean_and_sem, parse_group  # noqa: E402
 from zoo_report import MUJOCO_MODULE  # noqa: E402
 from zoo_tasks import TASKS, ZooTask  # noqa: E402
 
@@ -194,20 +194,10 @@ def table(groups: dict[str, list[tuple[str, CheckpointStats]]]) -> str:
             cells = " | ".join(f"{asdict(stats)[key]:.4g}" for key in FIELDS)
             lines.append(f"| {name} | {run} | {stats.env_steps:,} | {cells} |")
     for name, rows in groups.items():
-        cells = []
-        for key in FIELDS:
-            values = [asdict(stats)[key] for _, stats in rows]
-            sem = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
-            cells.append(f"{statistics.fmean(values):.4g} ± {sem:.2g}")
-        lines.append(f"| **{name}** | {len(rows)} runs | | " + " | ".join(cells) + " |")
+        means = [mean_and_sem([asdict(stats)[key] for _, stats in rows]) for key in FIELDS]
+        cells = " | ".join(f"{mean:.4g} ± {sem:.2g}" for mean, sem in means)
+        lines.append(f"| **{name}** | {len(rows)} runs | | {cells} |")
     return "\n".join(lines)
-
-
-def parse_group(text: str) -> tuple[str, str]:
-    name, sep, pattern = text.partition("=")
-    if not sep or not name or not pattern:
-        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=GLOB, e.g. ours=/tmp/seed_spread/spread_ours_*")
-    return name, pattern
 
 
 def main(argv: list[str] | None = None) -> int:
